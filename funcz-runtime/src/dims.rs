@@ -1,0 +1,153 @@
+//! A small inline vector of sizes or strides, so that tensor handles never
+//! allocate for their metadata.
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+
+/// The largest rank a tensor may have.
+pub const MAX_DIMS: usize = 8;
+
+/// Sizes or strides of a tensor, stored inline (at most [`MAX_DIMS`]).
+///
+/// ```
+/// use funcz_runtime::Dims;
+/// let d = Dims::from_slice(&[2, 3]);
+/// assert_eq!(&d[..], &[2, 3]);
+/// assert_eq!(d.iter().product::<usize>(), 6);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Dims {
+    len: u8,
+    data: [usize; MAX_DIMS],
+}
+
+impl Dims {
+    /// An empty list (the shape of a 0-d tensor).
+    pub const fn new() -> Self {
+        Dims {
+            len: 0,
+            data: [0; MAX_DIMS],
+        }
+    }
+
+    /// Copies `s`; panics if it has more than [`MAX_DIMS`] entries.
+    pub fn from_slice(s: &[usize]) -> Self {
+        assert!(
+            s.len() <= MAX_DIMS,
+            "funcz: tensors of rank {} are not supported (at most {MAX_DIMS} dims), got shape {s:?}",
+            s.len()
+        );
+        let mut d = Dims::new();
+        d.data[..s.len()].copy_from_slice(s);
+        d.len = s.len() as u8;
+        d
+    }
+
+    /// Appends one entry; panics past [`MAX_DIMS`].
+    pub fn push(&mut self, v: usize) {
+        assert!(
+            (self.len as usize) < MAX_DIMS,
+            "funcz: tensors of rank > {MAX_DIMS} are not supported"
+        );
+        self.data[self.len as usize] = v;
+        self.len += 1;
+    }
+
+    /// Inserts `v` at position `i`.
+    pub fn insert(&mut self, i: usize, v: usize) {
+        let mut out = Dims::new();
+        for (k, &x) in self.iter().enumerate() {
+            if k == i {
+                out.push(v);
+            }
+            out.push(x);
+        }
+        if i == self.len() {
+            out.push(v);
+        }
+        *self = out;
+    }
+
+    /// Removes and returns the entry at `i`.
+    pub fn remove(&mut self, i: usize) -> usize {
+        let v = self[i];
+        let mut out = Dims::new();
+        for (k, &x) in self.iter().enumerate() {
+            if k != i {
+                out.push(x);
+            }
+        }
+        *self = out;
+        v
+    }
+
+    /// The entries as a `Vec`.
+    pub fn to_vec(&self) -> Vec<usize> {
+        self.deref().to_vec()
+    }
+}
+
+impl Deref for Dims {
+    type Target = [usize];
+    #[inline]
+    fn deref(&self) -> &[usize] {
+        &self.data[..self.len as usize]
+    }
+}
+
+impl DerefMut for Dims {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [usize] {
+        &mut self.data[..self.len as usize]
+    }
+}
+
+impl fmt::Debug for Dims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.deref(), f)
+    }
+}
+
+impl From<&[usize]> for Dims {
+    fn from(s: &[usize]) -> Self {
+        Dims::from_slice(s)
+    }
+}
+
+impl<const N: usize> From<[usize; N]> for Dims {
+    fn from(s: [usize; N]) -> Self {
+        Dims::from_slice(&s)
+    }
+}
+
+impl FromIterator<usize> for Dims {
+    fn from_iter<I: IntoIterator<Item = usize>>(iter: I) -> Self {
+        let mut d = Dims::new();
+        for v in iter {
+            d.push(v);
+        }
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_remove_round_trip() {
+        let mut d = Dims::from_slice(&[2, 3, 4]);
+        d.insert(1, 1);
+        assert_eq!(&d[..], &[2, 1, 3, 4]);
+        d.insert(4, 9);
+        assert_eq!(&d[..], &[2, 1, 3, 4, 9]);
+        assert_eq!(d.remove(1), 1);
+        assert_eq!(&d[..], &[2, 3, 4, 9]);
+    }
+
+    #[test]
+    #[should_panic(expected = "at most 8 dims")]
+    fn rank_limit_is_reported() {
+        Dims::from_slice(&[1; 9]);
+    }
+}

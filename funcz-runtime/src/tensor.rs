@@ -1,0 +1,255 @@
+//! The tensor handle: shared storage + layout.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
+
+use crate::element::Element;
+use crate::layout::Layout;
+use crate::storage::Storage;
+
+/// Identity of one tensor handle, used to name values in traces.
+pub type TensorId = u64;
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) fn fresh_id() -> TensorId {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A strided view of shared storage, with PyTorch's eager aliasing
+/// semantics: views share storage, in-place ops write through every alias,
+/// `clone()` is a deep copy and `alias()` shares storage.
+///
+/// ```
+/// use funcz_runtime::Tensor;
+/// let a = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+/// assert_eq!(a.shape(), &[2, 2]);
+/// assert_eq!(a.to_vec(), vec![1.0, 2.0, 3.0, 4.0]);
+/// ```
+pub struct Tensor<T: Element = f32> {
+    pub(crate) storage: Arc<Storage<T>>,
+    pub(crate) layout: Layout,
+    pub(crate) id: TensorId,
+}
+
+impl<T: Element> Tensor<T> {
+    // ---- construction (crate-internal) ----
+
+    /// A tensor over `storage` with `layout` and a fresh identity.
+    pub(crate) fn from_parts(storage: Arc<Storage<T>>, layout: Layout) -> Self {
+        Tensor {
+            storage,
+            layout,
+            id: fresh_id(),
+        }
+    }
+
+    /// A fresh contiguous tensor owning `data` (no checks beyond length).
+    pub(crate) fn from_contiguous(data: Vec<T>, shape: &[usize]) -> Self {
+        let layout = Layout::contiguous(shape);
+        debug_assert_eq!(data.len(), layout.numel());
+        Tensor::from_parts(Arc::new(Storage::new(data)), layout)
+    }
+
+    /// Another handle to the same tensor (same storage, layout and trace
+    /// identity). Not an op: never traced.
+    pub(crate) fn handle(&self) -> Self {
+        Tensor {
+            storage: Arc::clone(&self.storage),
+            layout: self.layout,
+            id: self.id,
+        }
+    }
+
+    /// A handle with the same storage and a new layout and identity.
+    pub(crate) fn with_layout(&self, layout: Layout) -> Self {
+        Tensor::from_parts(Arc::clone(&self.storage), layout)
+    }
+
+    // ---- public construction ----
+
+    /// A contiguous tensor from row-major `data`; panics if the lengths
+    /// disagree.
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let t = Tensor::<f64>::from_vec(vec![1.0; 6], &[2, 3]);
+    /// assert_eq!(t.numel(), 6);
+    /// ```
+    pub fn from_vec(data: Vec<T>, shape: &[usize]) -> Self {
+        let n: usize = shape.iter().product();
+        assert_eq!(
+            data.len(),
+            n,
+            "funcz: from_vec: shape {shape:?} needs {n} elements but data has {}",
+            data.len()
+        );
+        Tensor::from_contiguous(data, shape)
+    }
+
+    /// A 0-d tensor holding `v`.
+    pub fn scalar(v: T) -> Self {
+        Tensor::from_contiguous(vec![v], &[])
+    }
+
+    /// Copies an ndarray array into a new contiguous tensor.
+    pub fn from_ndarray(a: &ArrayD<T>) -> Self {
+        let shape = a.shape().to_vec();
+        Tensor::from_contiguous(a.iter().copied().collect(), &shape)
+    }
+
+    /// Copies the elements into a new ndarray array.
+    pub fn to_ndarray(&self) -> ArrayD<T> {
+        ArrayD::from_shape_vec(IxDyn(self.shape()), self.to_vec())
+            .expect("funcz: to_ndarray: shape and element count agree")
+    }
+
+    // ---- queries ----
+
+    /// Size of each dimension.
+    pub fn shape(&self) -> &[usize] {
+        &self.layout.shape
+    }
+
+    /// Size of dimension `dim` (negative counts from the end).
+    pub fn size(&self, dim: i64) -> usize {
+        self.layout.shape[crate::layout::normalize_dim("size", dim, self.dim())]
+    }
+
+    /// Strides in elements.
+    pub fn strides(&self) -> &[usize] {
+        &self.layout.strides
+    }
+
+    /// Offset of the first element in the storage.
+    pub fn storage_offset(&self) -> usize {
+        self.layout.offset
+    }
+
+    /// The full layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.layout.numel()
+    }
+
+    /// Number of dimensions.
+    pub fn dim(&self) -> usize {
+        self.layout.ndim()
+    }
+
+    /// True if the elements are row-major without gaps.
+    pub fn is_contiguous(&self) -> bool {
+        self.layout.is_contiguous()
+    }
+
+    /// The storage's version counter (bumped by every in-place op).
+    pub fn version(&self) -> u64 {
+        self.storage.version()
+    }
+
+    /// True if both handles use the same storage buffer.
+    pub fn same_storage(&self, other: &Tensor<T>) -> bool {
+        Arc::ptr_eq(&self.storage, &other.storage)
+    }
+
+    /// The identity this handle has in traces.
+    pub fn id(&self) -> TensorId {
+        self.id
+    }
+
+    /// How many handles share this tensor's storage.
+    pub fn storage_use_count(&self) -> usize {
+        Arc::strong_count(&self.storage)
+    }
+
+    /// The elements in row-major logical order.
+    pub fn to_vec(&self) -> Vec<T> {
+        let data = self.storage.read();
+        if self.layout.is_contiguous() {
+            let o = self.layout.offset;
+            data[o..o + self.numel()].to_vec()
+        } else {
+            self.layout.offsets().map(|i| data[i]).collect()
+        }
+    }
+
+    /// The single element of a one-element tensor.
+    pub fn item(&self) -> T {
+        assert_eq!(
+            self.numel(),
+            1,
+            "funcz: item: a tensor with {} elements (shape {:?}) cannot be converted to a scalar",
+            self.numel(),
+            self.shape()
+        );
+        self.storage.read()[self.layout.offset]
+    }
+
+    // ---- data access for kernels (crate-internal) ----
+
+    /// Runs `f` on an ndarray view of the elements.
+    pub(crate) fn with_array<R>(&self, f: impl FnOnce(ArrayViewD<'_, T>) -> R) -> R {
+        let data = self.storage.read();
+        f(array_view(&data, &self.layout))
+    }
+
+    /// Runs `f` on a mutable ndarray view of the elements; bumps the version.
+    /// The caller must have checked that the layout does not overlap itself.
+    pub(crate) fn with_array_mut<R>(&self, f: impl FnOnce(ArrayViewMutD<'_, T>) -> R) -> R {
+        let mut data = self.storage.write();
+        f(array_view_mut(&mut data, &self.layout))
+    }
+
+    /// Runs `f` on the contiguous elements if the tensor is contiguous.
+    pub(crate) fn with_contiguous<R>(&self, f: impl FnOnce(&[T]) -> R) -> Option<R> {
+        if !self.layout.is_contiguous() {
+            return None;
+        }
+        let data = self.storage.read();
+        let o = self.layout.offset;
+        Some(f(&data[o..o + self.numel()]))
+    }
+}
+
+/// An ndarray view of `layout` inside `data`.
+pub(crate) fn array_view<'a, T>(data: &'a [T], layout: &Layout) -> ArrayViewD<'a, T> {
+    let shape = IxDyn(&layout.shape);
+    let strides = IxDyn(&layout.strides);
+    let tail = if layout.numel() == 0 {
+        &data[0..0]
+    } else {
+        &data[layout.offset..layout.storage_end()]
+    };
+    ArrayViewD::from_shape(shape.strides(strides), tail)
+        .expect("funcz: internal: layout fits its storage")
+}
+
+/// A mutable ndarray view of `layout` inside `data`.
+pub(crate) fn array_view_mut<'a, T>(data: &'a mut [T], layout: &Layout) -> ArrayViewMutD<'a, T> {
+    let shape = IxDyn(&layout.shape);
+    let strides = IxDyn(&layout.strides);
+    let tail = if layout.numel() == 0 {
+        &mut data[0..0]
+    } else {
+        &mut data[layout.offset..layout.storage_end()]
+    };
+    ArrayViewMutD::from_shape(shape.strides(strides), tail)
+        .expect("funcz: internal: layout fits its storage and does not overlap")
+}
+
+impl<T: Element> std::fmt::Debug for Tensor<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tensor")
+            .field("shape", &self.shape())
+            .field("strides", &self.strides())
+            .field("offset", &self.layout.offset)
+            .field("data", &self.to_vec())
+            .finish()
+    }
+}
