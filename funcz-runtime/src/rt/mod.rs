@@ -1,1 +1,36 @@
-//! (being written)
+//! The runtime half of `#[functionalize]`.
+//!
+//! The macro decides statically which variables alias which root and where
+//! to write back and regenerate; this module carries each alias's view chain
+//! as a value ([`Tracked`]) and performs the functional updates:
+//! [`view`] makes an alias (a view or a `*_copy`, by [`Mode`]), [`commit`]
+//! writes a mutated alias's new value back into its root through the chain's
+//! inverses, [`sync`] regenerates a stale alias from its root, and
+//! [`write_back`] copies a mutated input's final value into the caller's
+//! tensor at exit.
+//!
+//! Generated code calls these functions by absolute path
+//! (`::funcz::rt::...`); they are public so that expansions compile in user
+//! crates, and documented so that a reader of an expansion knows what each
+//! call does.
+
+mod chain;
+mod inputs;
+mod meta;
+mod tracked;
+
+pub use chain::{replay, writeback};
+pub use inputs::{check_inputs_disjoint, input, write_back, write_back_all, write_back_layout, InputKey};
+pub use meta::{MultiMeta, ViewMeta};
+pub use tracked::{
+    commit, commit_root, handle, meta_inplace, multi_view, sync, sync_all, version, view, view_value, Tracked,
+};
+
+/// Which ops the functionalized body may still run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `remove = "mutations"`: views stay views.
+    Views,
+    /// `remove = "mutations_and_views"`: every view becomes its `*_copy`.
+    Copies,
+}

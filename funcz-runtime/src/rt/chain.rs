@@ -1,0 +1,52 @@
+//! Replaying a chain of views from a root, and writing a mutated alias back
+//! up its chain (PyTorch's `apply_updates`).
+
+use crate::element::Element;
+use crate::tensor::Tensor;
+
+use super::meta::ViewMeta;
+use super::Mode;
+
+/// The value of the alias reached from `root` through `chain` (each view
+/// replayed, or its `*_copy`, by mode). Recorded in the trace.
+pub fn replay<T: Element>(root: &Tensor<T>, chain: &[ViewMeta], mode: Mode) -> Tensor<T> {
+    let mut t = root.handle();
+    for m in chain {
+        t = m.forward(&t, mode);
+    }
+    t
+}
+
+/// The new value of `root` after the alias at the end of `chain` took the
+/// value `new`: recompute the intermediate bases that a scatter needs, then
+/// apply each view's inverse from the bottom up. Intermediates whose data no
+/// later inverse reads are computed as untraced views (only their shape is
+/// used), so the trace shows no dead ops.
+pub fn writeback<T: Element>(root: &Tensor<T>, chain: &[ViewMeta], new: Tensor<T>, mode: Mode) -> Tensor<T> {
+    let n = chain.len();
+    if n == 0 {
+        return new;
+    }
+    // needs_data[i]: bases[i]'s data is read by some inverse at or below i.
+    let mut needs_data = vec![false; n];
+    let mut acc = false;
+    for i in (0..n).rev() {
+        acc = acc || chain[i].inverse_needs_data();
+        needs_data[i] = acc;
+    }
+    let mut bases: Vec<Tensor<T>> = Vec::with_capacity(n);
+    bases.push(root.handle());
+    for i in 0..n - 1 {
+        let next = if needs_data[i + 1] {
+            chain[i].forward(&bases[i], mode)
+        } else {
+            chain[i].forward_view(&bases[i])
+        };
+        bases.push(next);
+    }
+    let mut t = new;
+    for i in (0..n).rev() {
+        t = chain[i].reverse(&bases[i], t, mode);
+    }
+    t
+}

@@ -1,0 +1,106 @@
+//! Function inputs: taking a handle at entry, refusing inputs that share
+//! storage, and writing final values back into the caller's tensors at exit.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::element::Element;
+use crate::tensor::Tensor;
+
+use super::tracked::Tracked;
+
+/// A handle to an input tensor (same storage and trace identity), which the
+/// functionalized body rebinds as it computes new values.
+pub fn input<T: Element>(t: &Tensor<T>) -> Tensor<T> {
+    t.handle()
+}
+
+/// Something that identifies an input's storage, for
+/// [`check_inputs_disjoint`].
+pub trait InputKey {
+    /// Storage addresses of the tensors in this input.
+    fn storage_keys(&self) -> Vec<usize>;
+}
+
+impl<T: Element> InputKey for Tensor<T> {
+    fn storage_keys(&self) -> Vec<usize> {
+        vec![Arc::as_ptr(&self.storage) as *const u8 as usize]
+    }
+}
+
+impl<T: Element> InputKey for [Tensor<T>] {
+    fn storage_keys(&self) -> Vec<usize> {
+        self.iter().flat_map(|t| t.storage_keys()).collect()
+    }
+}
+
+impl<T: Element> InputKey for Vec<Tensor<T>> {
+    fn storage_keys(&self) -> Vec<usize> {
+        self.as_slice().storage_keys()
+    }
+}
+
+impl<X: InputKey + ?Sized> InputKey for &X {
+    fn storage_keys(&self) -> Vec<usize> {
+        (**self).storage_keys()
+    }
+}
+
+impl<X: InputKey + ?Sized> InputKey for &mut X {
+    fn storage_keys(&self) -> Vec<usize> {
+        (**self).storage_keys()
+    }
+}
+
+/// Panics if two tensor inputs of `function` share storage: the
+/// functionalized body treats each input as an independent root, so a
+/// mutation of one would not be seen through the other (PyTorch's
+/// functionalize silently diverges here; funcz refuses).
+pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
+    let mut seen: HashMap<usize, (&str, usize)> = HashMap::new();
+    for (name, input) in inputs {
+        for (k, key) in input.storage_keys().into_iter().enumerate() {
+            if let Some((other, j)) = seen.insert(key, (name, k)) {
+                let a = if *other == *name { format!("`{other}[{j}]`") } else { format!("`{other}`") };
+                let b = if *other == *name { format!("`{name}[{k}]`") } else { format!("`{name}`") };
+                panic!(
+                    "funcz: {function}: inputs {a} and {b} share storage; a functionalized function that mutates \
+                     its inputs needs them to be independent. help: pass a .clone() of one of them"
+                );
+            }
+        }
+    }
+}
+
+/// Copies `value` into the caller's tensor `dst` if the body replaced it
+/// (recorded as `copy_(dst, value)`); a no-op when `value` is still the
+/// input itself.
+pub fn write_back<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
+    if value.id != dst.id || !value.same_storage(dst) {
+        dst.copy_(value);
+    }
+}
+
+/// [`write_back`] for each element of a slice input.
+pub fn write_back_all<T: Element>(dst: &[Tensor<T>], values: &[Tensor<T>]) {
+    for (d, v) in dst.iter().zip(values) {
+        write_back(d, v);
+    }
+}
+
+/// Writes back an input whose layout the body changed with metadata ops
+/// (`t_`, `transpose_`, ...): the caller's tensor gets the final data of
+/// its base (`copy_`), then the layout the original program would have
+/// left it with (`as_strided_`).
+pub fn write_back_layout<T: Element>(dst: &mut Tensor<T>, base_value: &Tensor<T>, state: &Tracked) {
+    write_back(dst, base_value);
+    let mut layout = dst.layout;
+    for m in state.chain() {
+        layout = m.apply_layout(&layout);
+    }
+    if layout != dst.layout {
+        let size: Vec<i64> = layout.shape.iter().map(|&x| x as i64).collect();
+        let stride: Vec<i64> = layout.strides.iter().map(|&x| x as i64).collect();
+        dst.as_strided_(size.as_slice(), stride.as_slice(), layout.offset as i64);
+    }
+}

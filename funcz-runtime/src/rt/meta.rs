@@ -1,0 +1,488 @@
+//! One view application with its captured arguments (PyTorch's `ViewMeta`):
+//! how to replay it on a new base, and how to write a mutated view back.
+
+use crate::args::{AsI64, IntoShape};
+use crate::element::Element;
+use crate::layout::Layout;
+use crate::tensor::Tensor;
+use crate::trace::untraced;
+
+use super::Mode;
+
+/// One view op and its arguments, captured once when the view is made.
+///
+/// ```
+/// use funcz_runtime::rt::{Mode, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let x = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+/// let row = ViewMeta::select(0, 1).forward(&x, Mode::Copies);
+/// assert_eq!(row.to_vec(), vec![3.0, 4.0]);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum ViewMeta {
+    /// `view(shape)` (also `reshape`/`flatten` when they were views).
+    View(Vec<i64>),
+    /// `t()`.
+    T,
+    /// `transpose(d0, d1)`.
+    Transpose(i64, i64),
+    /// `permute(dims)`.
+    Permute(Vec<i64>),
+    /// `narrow(dim, start, length)`.
+    Narrow(i64, i64, i64),
+    /// `slice(dim, start, end, step)`.
+    Slice(i64, i64, i64, i64),
+    /// `select(dim, index)`.
+    Select(i64, i64),
+    /// `diagonal(offset, dim1, dim2)`.
+    Diagonal(i64, i64, i64),
+    /// `squeeze()`.
+    Squeeze,
+    /// `squeeze_dim(dim)`.
+    SqueezeDim(i64),
+    /// `unsqueeze(dim)`.
+    Unsqueeze(i64),
+    /// `expand(shape)`.
+    Expand(Vec<i64>),
+    /// `unfold(dim, size, step)`.
+    Unfold(i64, i64, i64),
+    /// `as_strided(size, stride, storage_offset)`.
+    AsStrided(Vec<i64>, Vec<i64>, i64),
+    /// `alias()`.
+    Alias,
+    /// `detach()`.
+    Detach,
+    /// `reshape(shape)`: a view or a copy, decided from the original layout.
+    Reshape(Vec<i64>),
+    /// `flatten()`: a view or a copy, decided from the original layout.
+    Flatten,
+    /// `contiguous()`: the tensor itself or a copy.
+    Contiguous,
+}
+
+/// A multi-output view (`split`, `chunk`, `unbind`); output `k` replays as a
+/// single `slice`/`select` (PyTorch's single-output view replay).
+#[derive(Clone, Debug, PartialEq)]
+pub enum MultiMeta {
+    /// `split(split_size, dim)`.
+    Split(i64, i64),
+    /// `chunk(chunks, dim)`.
+    Chunk(i64, i64),
+    /// `unbind(dim)`.
+    Unbind(i64),
+}
+
+impl ViewMeta {
+    /// Captures `view(shape)`.
+    pub fn view(shape: impl IntoShape) -> Self {
+        ViewMeta::View(shape.into_shape())
+    }
+    /// Captures `reshape(shape)`.
+    pub fn reshape(shape: impl IntoShape) -> Self {
+        ViewMeta::Reshape(shape.into_shape())
+    }
+    /// Captures `flatten()`.
+    pub fn flatten() -> Self {
+        ViewMeta::Flatten
+    }
+    /// Captures `contiguous()`.
+    pub fn contiguous() -> Self {
+        ViewMeta::Contiguous
+    }
+    /// Captures `t()`.
+    pub fn t() -> Self {
+        ViewMeta::T
+    }
+    /// Captures `transpose(d0, d1)`.
+    pub fn transpose(d0: impl AsI64, d1: impl AsI64) -> Self {
+        ViewMeta::Transpose(d0.as_i64(), d1.as_i64())
+    }
+    /// Captures `permute(dims)`.
+    pub fn permute(dims: impl IntoShape) -> Self {
+        ViewMeta::Permute(dims.into_shape())
+    }
+    /// Captures `narrow(dim, start, length)`.
+    pub fn narrow(dim: impl AsI64, start: impl AsI64, length: impl AsI64) -> Self {
+        ViewMeta::Narrow(dim.as_i64(), start.as_i64(), length.as_i64())
+    }
+    /// Captures `slice(dim, start, end, step)`.
+    pub fn slice(dim: impl AsI64, start: impl AsI64, end: impl AsI64, step: impl AsI64) -> Self {
+        ViewMeta::Slice(dim.as_i64(), start.as_i64(), end.as_i64(), step.as_i64())
+    }
+    /// Captures `select(dim, index)`.
+    pub fn select(dim: impl AsI64, index: impl AsI64) -> Self {
+        ViewMeta::Select(dim.as_i64(), index.as_i64())
+    }
+    /// Captures `diagonal(offset, dim1, dim2)`.
+    pub fn diagonal(offset: impl AsI64, dim1: impl AsI64, dim2: impl AsI64) -> Self {
+        ViewMeta::Diagonal(offset.as_i64(), dim1.as_i64(), dim2.as_i64())
+    }
+    /// Captures `squeeze()`.
+    pub fn squeeze() -> Self {
+        ViewMeta::Squeeze
+    }
+    /// Captures `squeeze_dim(dim)`.
+    pub fn squeeze_dim(dim: impl AsI64) -> Self {
+        ViewMeta::SqueezeDim(dim.as_i64())
+    }
+    /// Captures `unsqueeze(dim)`.
+    pub fn unsqueeze(dim: impl AsI64) -> Self {
+        ViewMeta::Unsqueeze(dim.as_i64())
+    }
+    /// Captures `expand(shape)`.
+    pub fn expand(shape: impl IntoShape) -> Self {
+        ViewMeta::Expand(shape.into_shape())
+    }
+    /// Captures `unfold(dim, size, step)`.
+    pub fn unfold(dim: impl AsI64, size: impl AsI64, step: impl AsI64) -> Self {
+        ViewMeta::Unfold(dim.as_i64(), size.as_i64(), step.as_i64())
+    }
+    /// Captures `as_strided(size, stride, storage_offset)`.
+    pub fn as_strided(size: impl IntoShape, stride: impl IntoShape, storage_offset: impl AsI64) -> Self {
+        ViewMeta::AsStrided(size.into_shape(), stride.into_shape(), storage_offset.as_i64())
+    }
+    /// Captures `alias()`.
+    pub fn alias() -> Self {
+        ViewMeta::Alias
+    }
+    /// Captures `detach()`.
+    pub fn detach() -> Self {
+        ViewMeta::Detach
+    }
+
+    /// True for `reshape`/`flatten`/`contiguous`, which alias only when the
+    /// strides allow it.
+    pub fn is_maybe_view(&self) -> bool {
+        matches!(self, ViewMeta::Reshape(_) | ViewMeta::Flatten | ViewMeta::Contiguous)
+    }
+
+    /// The layout this view has when applied to a tensor laid out as `l`
+    /// (no data is touched; panics exactly where the view op would).
+    pub fn apply_layout(&self, l: &Layout) -> Layout {
+        untraced(|| {
+            let probe = Tensor::<f32>::layout_probe(*l);
+            self.forward_view(&probe).layout
+        })
+    }
+
+    /// Applies the view as a real view (shares storage), untraced.
+    pub(crate) fn forward_view<T: Element>(&self, t: &Tensor<T>) -> Tensor<T> {
+        untraced(|| self.forward(t, Mode::Views))
+    }
+
+    /// Replays the view on `t`: the view op itself in [`Mode::Views`], its
+    /// `*_copy` form in [`Mode::Copies`]. Recorded in the trace.
+    pub fn forward<T: Element>(&self, t: &Tensor<T>, mode: Mode) -> Tensor<T> {
+        use ViewMeta::*;
+        let copies = mode == Mode::Copies;
+        match self {
+            View(s) | Reshape(s) => {
+                if copies {
+                    t.view_copy(s.as_slice())
+                } else {
+                    t.view(s.as_slice())
+                }
+            }
+            Flatten => {
+                if copies {
+                    t.view_copy([-1i64])
+                } else {
+                    t.view([-1i64])
+                }
+            }
+            T => {
+                if copies {
+                    t.t_copy()
+                } else {
+                    t.t()
+                }
+            }
+            Transpose(a, b) => {
+                if copies {
+                    t.transpose_copy(*a, *b)
+                } else {
+                    t.transpose(*a, *b)
+                }
+            }
+            Permute(d) => {
+                if copies {
+                    t.permute_copy(d.as_slice())
+                } else {
+                    t.permute(d.as_slice())
+                }
+            }
+            Narrow(d, s, n) => {
+                if copies {
+                    t.narrow_copy(*d, *s, *n)
+                } else {
+                    t.narrow(*d, *s, *n)
+                }
+            }
+            Slice(d, s, e, st) => {
+                if copies {
+                    t.slice_copy(*d, *s, *e, *st)
+                } else {
+                    t.slice(*d, *s, *e, *st)
+                }
+            }
+            Select(d, i) => {
+                if copies {
+                    t.select_copy(*d, *i)
+                } else {
+                    t.select(*d, *i)
+                }
+            }
+            Diagonal(o, a, b) => {
+                if copies {
+                    t.diagonal_copy(*o, *a, *b)
+                } else {
+                    t.diagonal(*o, *a, *b)
+                }
+            }
+            Squeeze => {
+                if copies {
+                    t.squeeze_copy()
+                } else {
+                    t.squeeze()
+                }
+            }
+            SqueezeDim(d) => {
+                if copies {
+                    t.squeeze_dim_copy(*d)
+                } else {
+                    t.squeeze_dim(*d)
+                }
+            }
+            Unsqueeze(d) => {
+                if copies {
+                    t.unsqueeze_copy(*d)
+                } else {
+                    t.unsqueeze(*d)
+                }
+            }
+            Expand(s) => {
+                if copies {
+                    t.expand_copy(s.as_slice())
+                } else {
+                    t.expand(s.as_slice())
+                }
+            }
+            Unfold(d, s, st) => {
+                if copies {
+                    t.unfold_copy(*d, *s, *st)
+                } else {
+                    t.unfold(*d, *s, *st)
+                }
+            }
+            AsStrided(s, st, o) => {
+                if copies {
+                    t.as_strided_copy(s.as_slice(), st.as_slice(), *o)
+                } else {
+                    t.as_strided(s.as_slice(), st.as_slice(), *o)
+                }
+            }
+            Alias | Contiguous => {
+                if copies {
+                    t.alias_copy()
+                } else {
+                    t.alias()
+                }
+            }
+            Detach => {
+                if copies {
+                    t.detach_copy()
+                } else {
+                    t.detach()
+                }
+            }
+        }
+    }
+
+    /// True if writing back through this view needs the base's data (a
+    /// scatter), not just its shape.
+    pub fn inverse_needs_data(&self) -> bool {
+        use ViewMeta::*;
+        matches!(
+            self,
+            Narrow(..) | Slice(..) | Select(..) | Diagonal(..) | AsStrided(..) | Unfold(..)
+        )
+    }
+
+    /// Writes `mutated` (the new value of this view of `base`) back: returns
+    /// the new value of `base`. Recorded in the trace.
+    pub fn reverse<T: Element>(&self, base: &Tensor<T>, mutated: Tensor<T>, mode: Mode) -> Tensor<T> {
+        use ViewMeta::*;
+        let copies = mode == Mode::Copies;
+        let shape: Vec<i64> = base.shape().iter().map(|&n| n as i64).collect();
+        match self {
+            View(_) | Reshape(_) | Flatten | Expand(_) => reshape_to(&mutated, &shape, copies),
+            T => {
+                if copies {
+                    mutated.t_copy()
+                } else {
+                    mutated.t()
+                }
+            }
+            Transpose(a, b) => {
+                if copies {
+                    mutated.transpose_copy(*a, *b)
+                } else {
+                    mutated.transpose(*a, *b)
+                }
+            }
+            Permute(d) => {
+                let n = d.len() as i64;
+                let mut inv = vec![0i64; d.len()];
+                for (i, &p) in d.iter().enumerate() {
+                    let p = if p < 0 { p + n } else { p };
+                    inv[p as usize] = i as i64;
+                }
+                if copies {
+                    mutated.permute_copy(inv.as_slice())
+                } else {
+                    mutated.permute(inv.as_slice())
+                }
+            }
+            Narrow(d, s, n) => {
+                let dim = crate::layout::normalize_dim("narrow", *d, base.dim());
+                let size = base.shape()[dim] as i64;
+                let start = if *s < 0 { s + size } else { *s };
+                base.slice_scatter(&mutated, *d, start, start + n, 1)
+            }
+            Slice(d, s, e, st) => base.slice_scatter(&mutated, *d, *s, *e, *st),
+            Select(d, i) => base.select_scatter(&mutated, *d, *i),
+            Diagonal(o, a, b) => base.diagonal_scatter(&mutated, *o, *a, *b),
+            AsStrided(s, st, o) => base.as_strided_scatter(&mutated, s.as_slice(), st.as_slice(), *o),
+            Unfold(..) => {
+                // Non-overlapping windows (overlap was refused before): the
+                // unfold is an as_strided of a contiguous base, so write back
+                // with as_strided_scatter and keep uncovered elements (PyTorch's
+                // unfold_backward zeroes them, pytorch#198102).
+                let contiguous_base = Layout::contiguous(base.shape());
+                let l = self.apply_layout(&contiguous_base);
+                let size: Vec<i64> = l.shape.iter().map(|&x| x as i64).collect();
+                let stride: Vec<i64> = l.strides.iter().map(|&x| x as i64).collect();
+                base.as_strided_scatter(&mutated, size.as_slice(), stride.as_slice(), l.offset as i64)
+            }
+            Squeeze => {
+                let mut t = mutated;
+                for (d, &n) in base.shape().iter().enumerate() {
+                    if n == 1 {
+                        t = if copies { t.unsqueeze_copy(d as i64) } else { t.unsqueeze(d as i64) };
+                    }
+                }
+                t
+            }
+            SqueezeDim(d) => {
+                let dim = crate::layout::normalize_dim("squeeze", *d, base.dim());
+                if base.dim() > 0 && base.shape()[dim] == 1 {
+                    if copies {
+                        mutated.unsqueeze_copy(dim as i64)
+                    } else {
+                        mutated.unsqueeze(dim as i64)
+                    }
+                } else {
+                    mutated
+                }
+            }
+            Unsqueeze(d) => {
+                let dim = crate::layout::normalize_dim("unsqueeze", *d, base.dim() + 1);
+                if copies {
+                    mutated.squeeze_dim_copy(dim as i64)
+                } else {
+                    mutated.squeeze_dim(dim as i64)
+                }
+            }
+            Alias | Detach | Contiguous => mutated,
+        }
+    }
+}
+
+/// `view` back to `shape`; in view mode falls back to `reshape` when the
+/// mutated value's strides do not allow a view.
+fn reshape_to<T: Element>(t: &Tensor<T>, shape: &[i64], copies: bool) -> Tensor<T> {
+    if copies {
+        if t.is_contiguous() {
+            t.view_copy(shape)
+        } else {
+            t.clone().view_copy(shape)
+        }
+    } else if t.is_contiguous() {
+        t.view(shape)
+    } else {
+        t.reshape(shape)
+    }
+}
+
+impl MultiMeta {
+    /// Captures `split(split_size, dim)`.
+    pub fn split(split_size: impl AsI64, dim: impl AsI64) -> Self {
+        MultiMeta::Split(split_size.as_i64(), dim.as_i64())
+    }
+    /// Captures `chunk(chunks, dim)`.
+    pub fn chunk(chunks: impl AsI64, dim: impl AsI64) -> Self {
+        MultiMeta::Chunk(chunks.as_i64(), dim.as_i64())
+    }
+    /// Captures `unbind(dim)`.
+    pub fn unbind(dim: impl AsI64) -> Self {
+        MultiMeta::Unbind(dim.as_i64())
+    }
+
+    /// All outputs: the multi-output view op or its `*_copy`. Recorded.
+    pub fn forward<T: Element>(&self, t: &Tensor<T>, mode: Mode) -> Vec<Tensor<T>> {
+        let copies = mode == Mode::Copies;
+        match *self {
+            MultiMeta::Split(s, d) => {
+                if copies {
+                    t.split_copy(s, d)
+                } else {
+                    t.split(s, d)
+                }
+            }
+            MultiMeta::Chunk(c, d) => {
+                if copies {
+                    t.chunk_copy(c, d)
+                } else {
+                    t.chunk(c, d)
+                }
+            }
+            MultiMeta::Unbind(d) => {
+                if copies {
+                    t.unbind_copy(d)
+                } else {
+                    t.unbind(d)
+                }
+            }
+        }
+    }
+
+    /// The single-output view that output `k` of `shape` is.
+    pub fn output(&self, shape: &[usize], k: usize) -> ViewMeta {
+        match *self {
+            MultiMeta::Split(s, d) => {
+                let dim = crate::layout::normalize_dim("split", d, shape.len());
+                let n = shape[dim] as i64;
+                let start = (k as i64) * s;
+                ViewMeta::Slice(dim as i64, start, (start + s).min(n), 1)
+            }
+            MultiMeta::Chunk(c, d) => {
+                let dim = crate::layout::normalize_dim("chunk", d, shape.len());
+                let n = shape[dim] as i64;
+                let s = ((n + c - 1) / c.max(1)).max(1);
+                let start = (k as i64) * s;
+                ViewMeta::Slice(dim as i64, start, (start + s).min(n), 1)
+            }
+            MultiMeta::Unbind(d) => ViewMeta::Select(d, k as i64),
+        }
+    }
+}
+
+impl Tensor<f32> {
+    /// A tensor with layout `l` over a zero buffer, used to compute view
+    /// layouts without touching real data.
+    // TODO(funcz): replace with the pure layout functions of `view`.
+    pub(crate) fn layout_probe(l: Layout) -> Self {
+        let n = l.storage_end();
+        Tensor::from_parts(std::sync::Arc::new(crate::storage::Storage::new(vec![0.0; n])), l)
+    }
+}
