@@ -1,0 +1,99 @@
+//! The attribute's arguments: `remove = "mutations" | "mutations_and_views"`.
+
+use proc_macro2::TokenStream;
+use syn::parse::{Parse, ParseStream};
+use syn::{Ident, LitStr, Token};
+
+use crate::ctxt::Ctxt;
+
+/// What the functionalized body may still contain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Remove {
+    Mutations,
+    MutationsAndViews,
+}
+
+struct Arg {
+    key: Ident,
+    value: Option<syn::Expr>,
+}
+
+impl Parse for Arg {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let key: Ident = input.parse()?;
+        let value = if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            Some(input.parse()?)
+        } else {
+            None
+        };
+        Ok(Arg { key, value })
+    }
+}
+
+/// Parses the arguments, reporting every problem to `cx`.
+pub(crate) fn parse(args: TokenStream, cx: &Ctxt) -> Remove {
+    let mut remove = Remove::Mutations;
+    if args.is_empty() {
+        return remove;
+    }
+    let parsed = syn::parse::Parser::parse2(
+        syn::punctuated::Punctuated::<Arg, Token![,]>::parse_terminated,
+        args.clone(),
+    );
+    let list = match parsed {
+        Ok(l) => l,
+        Err(e) => {
+            cx.error(
+                args,
+                format!("malformed #[functionalize] arguments: {e}"),
+                "write #[functionalize] or #[functionalize(remove = \"mutations_and_views\")]",
+            );
+            return remove;
+        }
+    };
+    let mut seen = false;
+    for arg in list {
+        if arg.key != "remove" {
+            cx.error(
+                &arg.key,
+                format!("unknown #[functionalize] argument `{}`", arg.key),
+                "the only argument is `remove = \"mutations\"` or `remove = \"mutations_and_views\"`",
+            );
+            continue;
+        }
+        if seen {
+            cx.error(&arg.key, "duplicate `remove` argument", "give `remove` once");
+            continue;
+        }
+        seen = true;
+        match &arg.value {
+            Some(syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s), ..
+            })) => match s.value().as_str() {
+                "mutations" => remove = Remove::Mutations,
+                "mutations_and_views" => remove = Remove::MutationsAndViews,
+                other => bad_value(cx, s, other),
+            },
+            Some(v) => cx.error(
+                v,
+                "`remove` takes a string literal",
+                "write remove = \"mutations\" or remove = \"mutations_and_views\"",
+            ),
+            None => cx.error(
+                &arg.key,
+                "`remove` needs a value",
+                "write remove = \"mutations\" or remove = \"mutations_and_views\"",
+            ),
+        }
+    }
+    remove
+}
+
+fn bad_value(cx: &Ctxt, s: &LitStr, other: &str) {
+    cx.error(
+        s,
+        format!("received invalid argument for remove=\"{other}\""),
+        "valid options are remove = \"mutations\" and remove = \"mutations_and_views\"",
+    );
+}

@@ -1,0 +1,109 @@
+//! Which parameters are tensors, and how they are passed.
+
+use syn::{GenericArgument, PathArguments, Type};
+
+/// How a tensor (or a collection of tensors) reaches the function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Passing {
+    /// `x: Tensor` (a handle sharing the caller's storage).
+    Value,
+    /// `x: &Tensor`.
+    Ref,
+    /// `x: &mut Tensor`.
+    RefMut,
+}
+
+/// A tensor parameter's shape of type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ParamKind {
+    Tensor(Passing),
+    /// `&[Tensor]`, `&mut [Tensor]`, `Vec<Tensor>`, `&Vec<Tensor>`, `&mut Vec<Tensor>`.
+    Collection { passing: Passing, vec: bool },
+}
+
+/// True if `ty` names the tensor type (`Tensor`, `Tensor<f64>`,
+/// `funcz::Tensor<T>`).
+pub(crate) fn is_tensor_type(ty: &Type) -> bool {
+    match ty {
+        Type::Path(p) => p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Tensor"),
+        Type::Group(g) => is_tensor_type(&g.elem),
+        Type::Paren(p) => is_tensor_type(&p.elem),
+        _ => false,
+    }
+}
+
+fn vec_of_tensor(ty: &Type) -> bool {
+    if let Type::Path(p) = ty
+        && let Some(seg) = p.path.segments.last()
+        && seg.ident == "Vec"
+        && let PathArguments::AngleBracketed(a) = &seg.arguments
+        && let Some(GenericArgument::Type(t)) = a.args.first()
+    {
+        return is_tensor_type(t);
+    }
+    false
+}
+
+/// Classifies a parameter type.
+pub(crate) fn classify(ty: &Type) -> Option<ParamKind> {
+    if is_tensor_type(ty) {
+        return Some(ParamKind::Tensor(Passing::Value));
+    }
+    if vec_of_tensor(ty) {
+        return Some(ParamKind::Collection {
+            passing: Passing::Value,
+            vec: true,
+        });
+    }
+    if let Type::Reference(r) = ty {
+        let passing = if r.mutability.is_some() {
+            Passing::RefMut
+        } else {
+            Passing::Ref
+        };
+        if is_tensor_type(&r.elem) {
+            return Some(ParamKind::Tensor(passing));
+        }
+        if vec_of_tensor(&r.elem) {
+            return Some(ParamKind::Collection { passing, vec: true });
+        }
+        if let Type::Slice(s) = &*r.elem
+            && is_tensor_type(&s.elem)
+        {
+            return Some(ParamKind::Collection { passing, vec: false });
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(s: &str) -> Option<ParamKind> {
+        classify(&syn::parse_str(s).unwrap())
+    }
+
+    #[test]
+    fn kinds() {
+        assert_eq!(k("Tensor"), Some(ParamKind::Tensor(Passing::Value)));
+        assert_eq!(k("&funcz::Tensor<f64>"), Some(ParamKind::Tensor(Passing::Ref)));
+        assert_eq!(k("&mut Tensor"), Some(ParamKind::Tensor(Passing::RefMut)));
+        assert_eq!(
+            k("&mut [Tensor]"),
+            Some(ParamKind::Collection {
+                passing: Passing::RefMut,
+                vec: false
+            })
+        );
+        assert_eq!(
+            k("Vec<Tensor<f32>>"),
+            Some(ParamKind::Collection {
+                passing: Passing::Value,
+                vec: true
+            })
+        );
+        assert_eq!(k("usize"), None);
+        assert_eq!(k("&[f32]"), None);
+    }
+}

@@ -1,0 +1,124 @@
+//! Bindings and lexical scopes: what each tensor variable is (a root, an
+//! alias of a root, a collection of roots, ...). Ids are handed out in
+//! traversal order, so two passes over the same body agree on them.
+
+use std::collections::HashSet;
+
+use proc_macro2::{Ident, Span};
+use quote::format_ident;
+
+use crate::params::Passing;
+
+/// What a binding is, as far as aliasing goes.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Kind {
+    /// Not a tensor (or not one the macro tracks).
+    Other,
+    /// Owns its storage: a tensor input or a fresh local.
+    Root { input: Option<Passing> },
+    /// A view of `root`'s storage.
+    Alias { root: usize },
+    /// A `Vec` of views of `root` (`split`, `chunk`, `unbind`).
+    Multi { root: usize },
+    /// A collection of independent roots (a slice or `Vec` of tensors).
+    Coll { input: Option<(Passing, bool)> },
+    /// A loop variable referring to one element of the collection `coll`.
+    ElemRef { coll: usize },
+    /// Made in branches from different bases: cannot be tracked.
+    Ambiguous,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Binding {
+    pub ident: Ident,
+    pub kind: Kind,
+}
+
+/// Facts one pass learns and the next one uses.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Facts {
+    /// Roots whose data is mutated (directly, through an alias, or by an
+    /// opaque call), and collections whose elements are.
+    pub mutated: HashSet<usize>,
+    /// Roots whose own layout is changed by `t_`, `transpose_`, ...
+    pub meta: HashSet<usize>,
+}
+
+#[derive(Default)]
+pub(crate) struct Scopes {
+    pub bindings: Vec<Binding>,
+    stack: Vec<Vec<(String, usize)>>,
+}
+
+impl Scopes {
+    pub fn push(&mut self) {
+        self.stack.push(Vec::new());
+    }
+
+    pub fn pop(&mut self) {
+        self.stack.pop();
+    }
+
+    pub fn declare(&mut self, ident: &Ident, kind: Kind) -> usize {
+        let id = self.bindings.len();
+        self.bindings.push(Binding {
+            ident: ident.clone(),
+            kind,
+        });
+        if self.stack.is_empty() {
+            self.push();
+        }
+        self.stack
+            .last_mut()
+            .expect("a scope is open")
+            .push((ident.to_string(), id));
+        id
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<usize> {
+        for scope in self.stack.iter().rev() {
+            if let Some((_, id)) = scope.iter().rev().find(|(n, _)| n == name) {
+                return Some(*id);
+            }
+        }
+        None
+    }
+
+    pub fn kind(&self, id: usize) -> &Kind {
+        &self.bindings[id].kind
+    }
+
+    pub fn ident(&self, id: usize) -> &Ident {
+        &self.bindings[id].ident
+    }
+
+    /// The root a tensor binding's storage belongs to.
+    pub fn root_of(&self, id: usize) -> Option<usize> {
+        match self.kind(id) {
+            Kind::Root { .. } => Some(id),
+            Kind::Alias { root } | Kind::Multi { root } => Some(*root),
+            Kind::ElemRef { coll } => Some(*coll),
+            _ => None,
+        }
+    }
+}
+
+/// The hidden state variable of binding `id` (`Tracked` or `Vec<Tracked>`).
+pub(crate) fn state_ident(id: usize) -> Ident {
+    format_ident!("__fz_state_{}", id, span = Span::mixed_site())
+}
+
+/// The hidden base of a root whose layout is changed in place.
+pub(crate) fn base_ident(id: usize) -> Ident {
+    format_ident!("__fz_base_{}", id, span = Span::mixed_site())
+}
+
+/// The hidden state of that hidden base.
+pub(crate) fn base_state_ident(id: usize) -> Ident {
+    format_ident!("__fz_base_state_{}", id, span = Span::mixed_site())
+}
+
+/// The caller's handle of an input, kept for the write-back at exit.
+pub(crate) fn input_ident(id: usize) -> Ident {
+    format_ident!("__fz_input_{}", id, span = Span::mixed_site())
+}
