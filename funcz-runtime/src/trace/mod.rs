@@ -1,8 +1,31 @@
 //! Op tracing: record every op executed while a trace is active and turn it
 //! into a graph (the `make_fx` of funcz).
+//!
+//! ```
+//! use funcz_runtime::{Tensor, trace::trace};
+//! let a = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
+//! // No op runs here, so the graph just returns its input.
+//! let (_, g) = trace("forward", &[("a", &a)], || &a);
+//! assert_eq!(g.to_string(), "fn forward(a_1) {\n    return a_1;\n}\n");
+//! assert!(g.is_functional() && g.is_view_free());
+//! ```
+//!
+//! - [`trace`] / [`Tracer`] run a closure with recording on and build a
+//!   [`Graph`].
+//! - [`Graph::from_nodes`] builds a graph from recorded [`Node`]s (pure
+//!   data), e.g. by hand.
+//! - `Display` prints it in the seed docs' style, one op per line, each
+//!   containing `aten::NAME(`; [`Graph::to_json`] and [`Graph::to_dot`]
+//!   export it.
 
+mod api;
+mod export;
+mod graph;
+mod print;
 mod record;
 
+pub use api::{TraceInput, TraceOutput, Tracer, trace};
+pub use graph::{Constant, Graph, GraphNode, InputSpec, Placeholder, Ref, Value};
 pub(crate) use record::op;
 pub use record::{
     Arg, Node, Outputs, ToArg, is_recording, start_recording, stop_recording, untraced,

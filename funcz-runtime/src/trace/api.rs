@@ -1,0 +1,450 @@
+//! The tracing entry points: [`trace`] and the [`Tracer`] builder.
+//!
+//! Inputs are named PyTorch-style: an input `a` becomes the placeholder
+//! `a_1`; a list input `xs` (a slice, `Vec` or array of tensors) is one
+//! placeholder `xs_1` whose elements print as `xs_1[0]`, `xs_1[1]`, ...
+//! Inputs may have different element types.
+
+use super::graph::{Graph, InputSpec};
+use super::record::{is_recording, start_recording, stop_recording};
+use crate::element::Element;
+use crate::tensor::{Tensor, TensorId};
+
+/// A value that can be a graph input: a tensor, or a list of tensors.
+pub trait TraceInput {
+    /// The identities of the tensors (one for a tensor).
+    fn input_ids(&self) -> Vec<TensorId>;
+    /// True for a list of tensors (its placeholder is indexed `xs_1[i]`).
+    fn is_list(&self) -> bool {
+        false
+    }
+}
+
+impl<T: Element> TraceInput for Tensor<T> {
+    fn input_ids(&self) -> Vec<TensorId> {
+        vec![self.id()]
+    }
+}
+
+impl<T: Element> TraceInput for [Tensor<T>] {
+    fn input_ids(&self) -> Vec<TensorId> {
+        self.iter().map(Tensor::id).collect()
+    }
+    fn is_list(&self) -> bool {
+        true
+    }
+}
+
+impl<T: Element> TraceInput for Vec<Tensor<T>> {
+    fn input_ids(&self) -> Vec<TensorId> {
+        self.as_slice().input_ids()
+    }
+    fn is_list(&self) -> bool {
+        true
+    }
+}
+
+impl<T: Element, const N: usize> TraceInput for [Tensor<T>; N] {
+    fn input_ids(&self) -> Vec<TensorId> {
+        self.as_slice().input_ids()
+    }
+    fn is_list(&self) -> bool {
+        true
+    }
+}
+
+impl<U: TraceInput + ?Sized> TraceInput for &U {
+    fn input_ids(&self) -> Vec<TensorId> {
+        (**self).input_ids()
+    }
+    fn is_list(&self) -> bool {
+        (**self).is_list()
+    }
+}
+
+/// A value a traced function can return; its tensors become the graph's
+/// returned values, in order (tuples, `Vec`s, arrays and `Option`s are
+/// flattened; scalars, `bool` and `()` contribute nothing).
+pub trait TraceOutput {
+    /// Appends the identities of the returned tensors to `out`.
+    fn collect_ids(&self, out: &mut Vec<TensorId>);
+}
+
+impl<T: Element> TraceOutput for Tensor<T> {
+    fn collect_ids(&self, out: &mut Vec<TensorId>) {
+        out.push(self.id());
+    }
+}
+
+impl<U: TraceOutput + ?Sized> TraceOutput for &U {
+    fn collect_ids(&self, out: &mut Vec<TensorId>) {
+        (**self).collect_ids(out)
+    }
+}
+
+impl<U: TraceOutput> TraceOutput for [U] {
+    fn collect_ids(&self, out: &mut Vec<TensorId>) {
+        for x in self {
+            x.collect_ids(out);
+        }
+    }
+}
+
+impl<U: TraceOutput> TraceOutput for Vec<U> {
+    fn collect_ids(&self, out: &mut Vec<TensorId>) {
+        self.as_slice().collect_ids(out)
+    }
+}
+
+impl<U: TraceOutput, const N: usize> TraceOutput for [U; N] {
+    fn collect_ids(&self, out: &mut Vec<TensorId>) {
+        self.as_slice().collect_ids(out)
+    }
+}
+
+impl<U: TraceOutput> TraceOutput for Option<U> {
+    fn collect_ids(&self, out: &mut Vec<TensorId>) {
+        if let Some(x) = self {
+            x.collect_ids(out)
+        }
+    }
+}
+
+macro_rules! no_tensors {
+    ($($t:ty),*) => {$(
+        impl TraceOutput for $t {
+            fn collect_ids(&self, _out: &mut Vec<TensorId>) {}
+        }
+    )*};
+}
+no_tensors!(
+    (),
+    bool,
+    char,
+    str,
+    String,
+    f32,
+    f64,
+    i8,
+    i16,
+    i32,
+    i64,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize
+);
+
+macro_rules! tuple_output {
+    ($($name:ident),+) => {
+        impl<$($name: TraceOutput),+> TraceOutput for ($($name,)+) {
+            #[allow(non_snake_case)]
+            fn collect_ids(&self, out: &mut Vec<TensorId>) {
+                let ($($name,)+) = self;
+                $($name.collect_ids(out);)+
+            }
+        }
+    };
+}
+tuple_output!(A);
+tuple_output!(A, B);
+tuple_output!(A, B, C);
+tuple_output!(A, B, C, D);
+tuple_output!(A, B, C, D, E);
+tuple_output!(A, B, C, D, E, G);
+
+/// Stops the recording if the traced closure unwinds.
+struct RecordingGuard;
+
+impl Drop for RecordingGuard {
+    fn drop(&mut self) {
+        if is_recording() {
+            drop(stop_recording());
+        }
+    }
+}
+
+/// A trace under construction: a name and named inputs. Collecting the
+/// inputs first means the traced closure may borrow them mutably (for
+/// metadata in-place ops like `t_`).
+///
+/// ```
+/// use funcz_runtime::{Tensor, trace::Tracer};
+/// let a = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
+/// let xs = vec![Tensor::<i64>::from_vec(vec![1, 2], &[2])];
+/// let ((n, _), g) = Tracer::new("forward")
+///     .input("a", &a)
+///     .input("xs", &xs)
+///     .run(|| (xs.len(), (&xs[0], &a)));
+/// assert_eq!(n, 1);
+/// assert_eq!(g.to_string(), "fn forward(a_1, xs_1) {\n    return (xs_1[0], a_1);\n}\n");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Tracer {
+    name: String,
+    inputs: Vec<InputSpec>,
+}
+
+impl Tracer {
+    /// A trace of a function called `name` (printed `fn name(...)`).
+    pub fn new(name: &str) -> Self {
+        Tracer {
+            name: name.to_string(),
+            inputs: Vec::new(),
+        }
+    }
+
+    /// Adds an input named `name` (placeholder `name_1`).
+    pub fn input(mut self, name: &str, value: &(impl TraceInput + ?Sized)) -> Self {
+        let ids = value.input_ids();
+        self.inputs.push(if value.is_list() {
+            InputSpec::list(name, ids)
+        } else {
+            InputSpec {
+                name: name.to_string(),
+                ids,
+                list: false,
+            }
+        });
+        self
+    }
+
+    /// Records every op `f` executes on this thread and builds the graph;
+    /// returns `f`'s result with it. Panics if a trace is already being
+    /// recorded on this thread. If `f` panics, recording is stopped before
+    /// the panic propagates.
+    pub fn run<R: TraceOutput>(self, f: impl FnOnce() -> R) -> (R, Graph) {
+        start_recording();
+        let guard = RecordingGuard;
+        let result = f();
+        let nodes = stop_recording();
+        drop(guard);
+        let mut outputs = Vec::new();
+        result.collect_ids(&mut outputs);
+        let graph = Graph::from_nodes(&self.name, &self.inputs, nodes, &outputs);
+        (result, graph)
+    }
+}
+
+/// Runs `f` while recording every op it executes, and returns its result
+/// with the graph (the `make_fx` of funcz). `inputs` names the tensors (or
+/// lists of tensors) `f` reads as inputs; any other tensor `f` uses without
+/// making it by a recorded op becomes a constant `_tensor_constant{i}`.
+///
+/// ```
+/// use funcz_runtime::{Tensor, trace::trace};
+/// let a = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
+/// let b = Tensor::<i64>::from_vec(vec![3, 4], &[2]);
+/// let ((), g) = trace("forward", &[("a", &a), ("b", &b)], || ());
+/// assert_eq!(g.to_string(), "fn forward(a_1, b_1) {\n    return ();\n}\n");
+/// let (_, g) = trace("f", &[("a", &a)], || a.id());
+/// assert!(g.is_empty() && g.outputs().is_empty());
+/// ```
+pub fn trace<R: TraceOutput>(
+    name: &str,
+    inputs: &[(&str, &dyn TraceInput)],
+    f: impl FnOnce() -> R,
+) -> (R, Graph) {
+    let mut tracer = Tracer::new(name);
+    for (n, v) in inputs {
+        tracer = tracer.input(n, *v);
+    }
+    tracer.run(f)
+}
+
+#[cfg(test)]
+mod tests {
+    //! End-to-end recording with tiny private ops (the real ops live in
+    //! `ops/` and `view/`).
+
+    use super::*;
+    use crate::layout::Layout;
+    use crate::trace::{Arg, ToArg, op, untraced};
+
+    fn add<T: Element>(t: &Tensor<T>, s: T) -> Tensor<T> {
+        op(
+            "add",
+            || vec![t.to_arg(), Arg::Float(s.to_f64())],
+            || Tensor::from_contiguous(t.to_vec().into_iter().map(|x| x + s).collect(), t.shape()),
+        )
+    }
+
+    fn add_<T: Element>(t: &Tensor<T>, s: T) -> Tensor<T> {
+        op(
+            "add_",
+            || vec![t.to_arg(), Arg::Float(s.to_f64())],
+            || {
+                let vals = t.to_vec();
+                let mut data = t.storage.write();
+                for (o, v) in t.layout.offsets().zip(vals) {
+                    data[o] = v + s;
+                }
+                drop(data);
+                t.handle()
+            },
+        )
+    }
+
+    fn view<T: Element>(t: &Tensor<T>, shape: &[i64]) -> Tensor<T> {
+        op(
+            "view",
+            || vec![t.to_arg(), shape.to_arg()],
+            || {
+                let n = t.numel() as i64;
+                let known: i64 = shape.iter().filter(|&&d| d >= 0).product();
+                let dims: Vec<usize> = shape
+                    .iter()
+                    .map(|&d| {
+                        if d < 0 {
+                            (n / known) as usize
+                        } else {
+                            d as usize
+                        }
+                    })
+                    .collect();
+                t.with_layout(Layout::contiguous(&dims))
+            },
+        )
+    }
+
+    /// Splits a 1-d contiguous tensor into two halves (views).
+    fn halves<T: Element>(t: &Tensor<T>) -> Vec<Tensor<T>> {
+        op(
+            "split",
+            || vec![t.to_arg(), 1usize.to_arg(), 0usize.to_arg()],
+            || {
+                let h = t.numel() / 2;
+                vec![
+                    t.with_layout(Layout::new(&[h], &[1], 0)),
+                    t.with_layout(Layout::new(&[h], &[1], h)),
+                ]
+            },
+        )
+    }
+
+    /// `add` twice internally: only the outer op is recorded.
+    fn add2<T: Element>(t: &Tensor<T>, s: T) -> Tensor<T> {
+        op(
+            "add2",
+            || vec![t.to_arg(), Arg::Float(s.to_f64())],
+            || add(&add(t, s), s),
+        )
+    }
+
+    fn cat<T: Element>(ts: &[Tensor<T>]) -> Tensor<T> {
+        op(
+            "cat",
+            || vec![ts.to_arg(), 0usize.to_arg()],
+            || Tensor::from_contiguous(ts.iter().flat_map(|t| t.to_vec()).collect(), &[4]),
+        )
+    }
+
+    #[test]
+    fn seed_example_traced_end_to_end() {
+        let a = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
+        let (b, g) = trace("forward", &[("a", &a)], || {
+            let b = add(&a, 1.0);
+            let c = view(&b, &[-1]);
+            add_(&c, 1.0);
+            b
+        });
+        assert_eq!(b.to_vec(), vec![3.0, 4.0]);
+        assert_eq!(
+            g.to_string(),
+            "fn forward(a_1) {\n    let add = aten::add(a_1, 1.0);\n    let view = aten::view(add, [-1]);\n    let add_ = aten::add_(view, 1.0);\n    return add;\n}\n"
+        );
+        assert!(!is_recording());
+        assert!(g.has_mutations() && g.has_views() && !g.is_functional());
+    }
+
+    #[test]
+    fn inplace_remaps_receiver_and_mixed_dtypes() {
+        let a = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
+        let n = Tensor::<i64>::from_vec(vec![5, 6], &[2]);
+        let ((x, y), g) = trace("f", &[("a", &a), ("n", &n)], || {
+            add_(&a, 0.5);
+            let y = add(&n, 2);
+            (add_(&a, 1.0), add_(&y, 1))
+        });
+        assert_eq!(x.to_vec(), vec![2.5, 3.5]);
+        assert_eq!(y.to_vec(), vec![8, 9]);
+        assert_eq!(
+            g.to_string(),
+            "fn f(a_1, n_1) {\n    let add_ = aten::add_(a_1, 0.5);\n    let add = aten::add(n_1, 2.0);\n    let add__1 = aten::add_(add_, 1.0);\n    let add__2 = aten::add_(add, 1.0);\n    return (add__1, add__2);\n}\n"
+        );
+        // add_ on a_1 then add_ again: neither is a copy_ write-back.
+        assert_eq!(g.mutations_except_input_writeback().len(), 3);
+    }
+
+    #[test]
+    fn list_inputs_list_outputs_constants_and_nesting() {
+        let xs = vec![
+            Tensor::<f64>::from_vec(vec![1.0, 2.0], &[2]),
+            Tensor::<f64>::from_vec(vec![3.0, 4.0], &[2]),
+        ];
+        let outside = Tensor::<f64>::from_vec(vec![0.0; 4], &[4]);
+        let (out, g) = Tracer::new("forward").input("xs", &xs).run(|| {
+            let c = cat(&xs);
+            let parts = halves(&c);
+            let d = add2(&parts[1], 10.0);
+            let k = Tensor::<f64>::from_vec(vec![7.0], &[1]);
+            let e = untraced(|| add(&outside, 1.0));
+            vec![d, k, e, parts[0].handle()]
+        });
+        assert_eq!(out[0].to_vec(), vec![23.0, 24.0]);
+        assert_eq!(
+            g.to_string(),
+            "fn forward(xs_1) {\n    let cat = aten::cat([xs_1[0], xs_1[1]], 0);\n    let split = aten::split(cat, 1, 0);\n    let add2 = aten::add2(split[1], 10.0);\n    let _tensor_constant0 = self._tensor_constant0;\n    let _tensor_constant1 = self._tensor_constant1;\n    return (add2, _tensor_constant0, _tensor_constant1, split[0]);\n}\n"
+        );
+        assert_eq!(g.ops(), vec!["cat", "split", "add2"]);
+        assert_eq!(g.constants().len(), 2);
+        assert_eq!(g.constants()[0].id, out[1].id());
+    }
+
+    #[test]
+    fn panic_inside_trace_stops_recording() {
+        let a = Tensor::<f32>::from_vec(vec![1.0], &[1]);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            trace("f", &[("a", &a)], || {
+                add(&a, 1.0);
+                if a.numel() == 1 {
+                    panic!("boom");
+                }
+            })
+        }));
+        assert!(r.is_err());
+        assert!(!is_recording());
+        // A new trace starts clean.
+        let (_, g) = trace("f", &[("a", &a)], || add(&a, 2.0));
+        assert_eq!(g.ops(), vec!["add"]);
+    }
+
+    #[test]
+    fn ops_outside_a_trace_are_not_recorded() {
+        let a = Tensor::<f32>::from_vec(vec![1.0], &[1]);
+        let _ = add(&a, 1.0);
+        let (_, g) = trace("f", &[("a", &a)], || ());
+        assert!(g.is_empty());
+        assert_eq!(g.to_string(), "fn f(a_1) {\n    return ();\n}\n");
+    }
+
+    #[test]
+    #[should_panic(expected = "funcz: trace: a trace is already being recorded")]
+    fn traces_do_not_nest() {
+        trace("outer", &[], || {
+            trace("inner", &[], || ());
+        });
+    }
+
+    #[test]
+    fn metadata_inplace_closure_can_borrow_input_mutably() {
+        let mut a = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
+        let (_, g) = Tracer::new("f").input("a", &a).run(|| {
+            a = view(&a, &[2, 1]);
+        });
+        assert_eq!(g.ops(), vec!["view"]);
+        assert_eq!(a.shape(), &[2, 1]);
+    }
+}

@@ -1,0 +1,576 @@
+//! The traced graph as data: placeholders, named nodes with resolved
+//! arguments, constants and returned values, plus the queries used to check
+//! what functionalization produced (`has_mutations`, `dead_nodes`, ...).
+//!
+//! A [`Graph`] is built from pure data — the recorded [`Node`]s and the
+//! identities of the inputs and outputs — by [`Graph::from_nodes`], so it can
+//! be constructed by hand as well as by [`trace`](super::trace).
+
+use std::collections::{HashMap, HashSet};
+
+use super::record::{Arg, Node};
+use crate::optable;
+use crate::tensor::TensorId;
+
+/// Where a tensor value in the graph comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ref {
+    /// The graph input number `input`; `index` is the element of a list input.
+    Input {
+        /// Index into [`Graph::placeholders`].
+        input: usize,
+        /// The element, for a list input.
+        index: Option<usize>,
+    },
+    /// The output of node number `node`; `index` is the element of a list
+    /// output (`split[0]`).
+    Node {
+        /// Index into [`Graph::nodes`].
+        node: usize,
+        /// The element, for a list output.
+        index: Option<usize>,
+    },
+    /// The constant number `i` (a tensor not made by any recorded op nor
+    /// passed as an input), printed `_tensor_constant{i}`.
+    Constant(usize),
+}
+
+/// One argument of a graph node, with tensors resolved to [`Ref`]s.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// A tensor.
+    Tensor(Ref),
+    /// A list of tensors.
+    TensorList(Vec<Ref>),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+    /// A list of integers (shapes, dims).
+    Ints(Vec<i64>),
+    /// No value (an omitted optional argument).
+    None,
+}
+
+impl Value {
+    /// The tensors this argument refers to.
+    pub fn refs(&self) -> Vec<Ref> {
+        match self {
+            Value::Tensor(r) => vec![*r],
+            Value::TensorList(rs) => rs.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A graph input (`a_1`), made from an input named `a` by the caller.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placeholder {
+    /// The printed name: the caller's name with the suffix `_1`
+    /// (deduplicated like every other name in the graph).
+    pub name: String,
+    /// The name the caller gave.
+    pub source_name: String,
+    /// The identities of the input tensors (one unless `list`).
+    pub ids: Vec<TensorId>,
+    /// True for a list input: its elements are referenced as `xs_1[i]`.
+    pub list: bool,
+}
+
+/// A tensor used by the graph that no recorded op produced and that is not
+/// an input (made by a constructor, or captured from outside the trace).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constant {
+    /// `_tensor_constant0`, `_tensor_constant1`, ...
+    pub name: String,
+    /// The tensor's identity.
+    pub id: TensorId,
+    /// Index of the first node that uses it (`nodes().len()` if only
+    /// returned); it is printed just before that node.
+    pub first_use: usize,
+}
+
+/// One node of the graph: an op call with a unique name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphNode {
+    /// The unique name (`add`, `add_1`, `add_`, `add__1`, `view_copy_2`...).
+    pub name: String,
+    /// PyTorch's op name.
+    pub op: &'static str,
+    /// The arguments, tensors resolved.
+    pub args: Vec<Value>,
+    /// Identities of the returned tensors.
+    pub outputs: Vec<TensorId>,
+    /// True if the op returned a list: outputs are referenced `name[i]`.
+    pub list: bool,
+}
+
+impl GraphNode {
+    /// True if the op mutates its first argument (per
+    /// [`optable::aten_is_mutation`], plus `copy_`).
+    pub fn is_mutation(&self) -> bool {
+        is_mutation_op(self.op)
+    }
+
+    /// True if the op returns an alias of its input (per
+    /// [`optable::aten_is_view`]).
+    pub fn is_view(&self) -> bool {
+        optable::aten_is_view(self.op)
+    }
+
+    /// The tensors this node reads, in argument order.
+    pub fn input_refs(&self) -> Vec<Ref> {
+        self.args.iter().flat_map(Value::refs).collect()
+    }
+
+    /// The reference to output `i` of this node, given its index `node`.
+    fn output_ref(&self, node: usize, i: usize) -> Ref {
+        let index = if self.list || self.outputs.len() != 1 {
+            Some(i)
+        } else {
+            None
+        };
+        Ref::Node { node, index }
+    }
+}
+
+pub(crate) fn is_mutation_op(op: &str) -> bool {
+    optable::aten_is_mutation(op) || op == "copy_"
+}
+
+/// A graph input before naming: what the caller passed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputSpec {
+    /// The caller's name for it (`a`; the placeholder is `a_1`).
+    pub name: String,
+    /// The identities of the tensors (one unless `list`).
+    pub ids: Vec<TensorId>,
+    /// True for a list of tensors.
+    pub list: bool,
+}
+
+impl InputSpec {
+    /// A single tensor input.
+    pub fn tensor(name: &str, id: TensorId) -> Self {
+        InputSpec {
+            name: name.to_string(),
+            ids: vec![id],
+            list: false,
+        }
+    }
+
+    /// A list-of-tensors input.
+    pub fn list(name: &str, ids: Vec<TensorId>) -> Self {
+        InputSpec {
+            name: name.to_string(),
+            ids,
+            list: true,
+        }
+    }
+}
+
+/// A traced program: inputs, op nodes in execution order, constants and
+/// returned values. Printing it (`Display`) gives the seed docs' style:
+///
+/// ```
+/// use funcz_runtime::trace::{Arg, Graph, InputSpec, Node};
+/// let nodes = vec![
+///     Node { op: "add", args: vec![Arg::Tensor(1), Arg::Float(1.0)], outputs: vec![2], list: false },
+///     Node { op: "view", args: vec![Arg::Tensor(2), Arg::Ints(vec![-1])], outputs: vec![3], list: false },
+///     Node { op: "add_", args: vec![Arg::Tensor(3), Arg::Float(1.0)], outputs: vec![3], list: false },
+/// ];
+/// let g = Graph::from_nodes("forward", &[InputSpec::tensor("a", 1)], nodes, &[2]);
+/// assert_eq!(g.to_string(), "\
+/// fn forward(a_1) {
+///     let add = aten::add(a_1, 1.0);
+///     let view = aten::view(add, [-1]);
+///     let add_ = aten::add_(view, 1.0);
+///     return add;
+/// }
+/// ");
+/// assert!(g.has_mutations() && g.has_views() && !g.is_functional());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph {
+    name: String,
+    placeholders: Vec<Placeholder>,
+    nodes: Vec<GraphNode>,
+    constants: Vec<Constant>,
+    outputs: Vec<Ref>,
+}
+
+/// FX-style name allocation: `add`, `add_1`, `add_2`; a candidate ending
+/// in `_<digits>` counts from that number (`a_1`), names that are Rust
+/// keywords or already taken get the next free suffix.
+#[derive(Default)]
+struct Namespace {
+    used: HashSet<String>,
+    base_count: HashMap<String, u64>,
+}
+
+const RUST_KEYWORDS: &[&str] = &[
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
+    "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+    "self", "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
+    "while", "async", "await", "dyn", "abstract", "become", "box", "do", "final", "macro",
+    "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen", "_",
+];
+
+impl Namespace {
+    fn create(&mut self, candidate: &str) -> String {
+        let mut cand: String = candidate
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if cand.is_empty() {
+            cand = "_unnamed".to_string();
+        }
+        if cand.starts_with(|c: char| c.is_ascii_digit()) {
+            cand.insert(0, '_');
+        }
+        let (base, num) = split_suffix(&cand);
+        let mut num = num.filter(|&n| n != 0);
+        let mut name = match num {
+            Some(n) => format!("{base}_{n}"),
+            None => base.to_string(),
+        };
+        let mut n = match num.take() {
+            Some(n) => n,
+            None => self.base_count.get(base).copied().unwrap_or(0),
+        };
+        while self.used.contains(&name) || RUST_KEYWORDS.contains(&name.as_str()) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        self.base_count.insert(base.to_string(), n);
+        self.used.insert(name.clone());
+        name
+    }
+}
+
+/// Splits `base_123` into (`base`, 123); other names into (name, None).
+fn split_suffix(s: &str) -> (&str, Option<u64>) {
+    let digits = s.len() - s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 || digits == s.len() {
+        return (s, None);
+    }
+    let cut = s.len() - digits;
+    if s.as_bytes()[cut - 1] != b'_' {
+        return (s, None);
+    }
+    match s[cut..].parse::<u64>() {
+        Ok(n) => (&s[..cut - 1], Some(n)),
+        Err(_) => (s, None),
+    }
+}
+
+/// Maps tensor ids to their current producer while a graph is built.
+struct Resolver {
+    env: HashMap<TensorId, Ref>,
+    constants: Vec<Constant>,
+}
+
+impl Resolver {
+    fn resolve(&mut self, id: TensorId, at: usize, ns: &mut Namespace) -> Ref {
+        if let Some(r) = self.env.get(&id) {
+            return *r;
+        }
+        let i = self.constants.len();
+        let name = ns.create(&format!("_tensor_constant{i}"));
+        self.constants.push(Constant {
+            name,
+            id,
+            first_use: at,
+        });
+        let r = Ref::Constant(i);
+        self.env.insert(id, r);
+        r
+    }
+
+    fn value(&mut self, arg: &Arg, at: usize, ns: &mut Namespace) -> Value {
+        match arg {
+            Arg::Tensor(id) => Value::Tensor(self.resolve(*id, at, ns)),
+            Arg::TensorList(ids) => {
+                Value::TensorList(ids.iter().map(|&id| self.resolve(id, at, ns)).collect())
+            }
+            Arg::Int(v) => Value::Int(*v),
+            Arg::Float(v) => Value::Float(*v),
+            Arg::Bool(v) => Value::Bool(*v),
+            Arg::Ints(v) => Value::Ints(v.clone()),
+            Arg::None => Value::None,
+        }
+    }
+}
+
+impl Graph {
+    /// Builds a graph from recorded nodes (pure data).
+    ///
+    /// Inputs become placeholders named `{name}_1` (a list input `xs` is one
+    /// placeholder `xs_1` whose elements are `xs_1[0]`, `xs_1[1]`, ...). Each
+    /// node gets a unique name from its op (`add`, `add_1`, ...; `add_`,
+    /// `add__1` for in-place ops, as in FX). A tensor id resolves to the node
+    /// that most recently returned it — so an in-place node re-maps its
+    /// receiver, as `make_fx` does — or to the placeholder that holds it (the
+    /// first one, if two inputs share an id); any other id becomes a constant
+    /// `_tensor_constant{i}`. `outputs` are the ids of the returned tensors.
+    pub fn from_nodes(
+        name: &str,
+        inputs: &[InputSpec],
+        nodes: Vec<Node>,
+        outputs: &[TensorId],
+    ) -> Graph {
+        let mut ns = Namespace::default();
+        let mut res = Resolver {
+            env: HashMap::new(),
+            constants: Vec::new(),
+        };
+        let mut placeholders = Vec::with_capacity(inputs.len());
+        for (input, spec) in inputs.iter().enumerate() {
+            let pname = ns.create(&format!("{}_1", spec.name));
+            for (i, &id) in spec.ids.iter().enumerate() {
+                let index = spec.list.then_some(i);
+                res.env.entry(id).or_insert(Ref::Input { input, index });
+            }
+            placeholders.push(Placeholder {
+                name: pname,
+                source_name: spec.name.clone(),
+                ids: spec.ids.clone(),
+                list: spec.list,
+            });
+        }
+        let mut gnodes: Vec<GraphNode> = Vec::with_capacity(nodes.len());
+        for (at, node) in nodes.into_iter().enumerate() {
+            let args = node
+                .args
+                .iter()
+                .map(|a| res.value(a, at, &mut ns))
+                .collect();
+            let gnode = GraphNode {
+                name: ns.create(node.op),
+                op: node.op,
+                args,
+                outputs: node.outputs,
+                list: node.list,
+            };
+            for (i, &id) in gnode.outputs.iter().enumerate() {
+                res.env.insert(id, gnode.output_ref(at, i));
+            }
+            gnodes.push(gnode);
+        }
+        let end = gnodes.len();
+        let outputs = outputs
+            .iter()
+            .map(|&id| res.resolve(id, end, &mut ns))
+            .collect();
+        Graph {
+            name: name.to_string(),
+            placeholders,
+            nodes: gnodes,
+            constants: res.constants,
+            outputs,
+        }
+    }
+
+    /// The graph's name (printed as `fn NAME(...)`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The inputs, in order.
+    pub fn placeholders(&self) -> &[Placeholder] {
+        &self.placeholders
+    }
+
+    /// The op nodes, in execution order.
+    pub fn nodes(&self) -> &[GraphNode] {
+        &self.nodes
+    }
+
+    /// The node with this name.
+    pub fn node(&self, name: &str) -> Option<&GraphNode> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    /// The constants, in order of first use.
+    pub fn constants(&self) -> &[Constant] {
+        &self.constants
+    }
+
+    /// The returned values.
+    pub fn outputs(&self) -> &[Ref] {
+        &self.outputs
+    }
+
+    /// The names of the returned values.
+    pub fn output_names(&self) -> Vec<String> {
+        self.outputs.iter().map(|r| self.ref_name(r)).collect()
+    }
+
+    /// Number of op nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True if no op was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The op names, in execution order.
+    pub fn ops(&self) -> Vec<&'static str> {
+        self.nodes.iter().map(|n| n.op).collect()
+    }
+
+    /// How many nodes call `op`.
+    pub fn count(&self, op: &str) -> usize {
+        self.nodes.iter().filter(|n| n.op == op).count()
+    }
+
+    /// The printed name of a value: `a_1`, `xs_1[0]`, `add`, `split[1]`,
+    /// `_tensor_constant0`.
+    pub fn ref_name(&self, r: &Ref) -> String {
+        let (base, index) = match *r {
+            Ref::Input { input, index } => (&self.placeholders[input].name, index),
+            Ref::Node { node, index } => (&self.nodes[node].name, index),
+            Ref::Constant(i) => (&self.constants[i].name, None),
+        };
+        match index {
+            Some(i) => format!("{base}[{i}]"),
+            None => base.clone(),
+        }
+    }
+
+    /// True if any node mutates a tensor (in-place data ops, `copy_`,
+    /// metadata in-place ops, `resize_`).
+    pub fn has_mutations(&self) -> bool {
+        self.nodes.iter().any(GraphNode::is_mutation)
+    }
+
+    /// True if any node returns an alias (`view`, `slice`, `split`, ...).
+    pub fn has_views(&self) -> bool {
+        self.nodes.iter().any(GraphNode::is_view)
+    }
+
+    /// True if no node returns an alias.
+    pub fn is_view_free(&self) -> bool {
+        !self.has_views()
+    }
+
+    /// The input that `r` ultimately designates, following in-place nodes
+    /// back to their receiver (`copy_(add_(a_1, ..), ..)` writes into `a_1`).
+    pub fn mutated_input(&self, r: &Ref) -> Option<usize> {
+        let mut r = *r;
+        loop {
+            match r {
+                Ref::Input { input, .. } => return Some(input),
+                Ref::Node { node, index: None } => {
+                    let n = &self.nodes[node];
+                    if !n.is_mutation() {
+                        return None;
+                    }
+                    // Arguments always refer to earlier nodes: this ends.
+                    match n.args.first() {
+                        Some(Value::Tensor(recv)) => r = *recv,
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// True if `node` is the write-back of a mutated input at exit: a
+    /// `copy_` or `as_strided_` whose destination is a placeholder (directly
+    /// or through earlier in-place nodes on it).
+    pub fn is_input_writeback(&self, node: &GraphNode) -> bool {
+        matches!(node.op, "copy_" | "as_strided_")
+            && matches!(node.args.first(), Some(Value::Tensor(r)) if self.mutated_input(r).is_some())
+    }
+
+    /// The mutating nodes other than input write-backs (see
+    /// [`is_input_writeback`](Self::is_input_writeback)).
+    pub fn mutations_except_input_writeback(&self) -> Vec<&GraphNode> {
+        self.nodes
+            .iter()
+            .filter(|n| n.is_mutation() && !self.is_input_writeback(n))
+            .collect()
+    }
+
+    /// True if the only mutations are input write-backs.
+    pub fn is_functional(&self) -> bool {
+        self.mutations_except_input_writeback().is_empty()
+    }
+
+    /// For each node, whether one of its outputs is read by a later node or
+    /// returned.
+    fn used(&self) -> Vec<bool> {
+        let mut used = vec![false; self.nodes.len()];
+        let refs = self
+            .nodes
+            .iter()
+            .flat_map(GraphNode::input_refs)
+            .chain(self.outputs.iter().copied());
+        for r in refs {
+            if let Ref::Node { node, .. } = r {
+                used[node] = true;
+            }
+        }
+        used
+    }
+
+    /// Nodes whose outputs are never read by another node nor returned
+    /// (mutations, and nodes with no outputs, are never dead).
+    pub fn dead_nodes(&self) -> Vec<&GraphNode> {
+        let used = self.used();
+        self.nodes
+            .iter()
+            .zip(used)
+            .filter(|(n, u)| !u && !n.is_mutation() && !n.outputs.is_empty())
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    /// The printed code (same as `to_string()`).
+    pub fn code(&self) -> String {
+        self.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespace_follows_fx() {
+        let mut ns = Namespace::default();
+        assert_eq!(ns.create("a_1"), "a_1");
+        assert_eq!(ns.create("a_1"), "a_2");
+        assert_eq!(ns.create("add"), "add");
+        assert_eq!(ns.create("add"), "add_1");
+        assert_eq!(ns.create("add_"), "add_");
+        assert_eq!(ns.create("add_"), "add__1");
+        assert_eq!(ns.create("add"), "add_2");
+        assert_eq!(ns.create("where"), "where_1");
+        assert_eq!(ns.create("x-y"), "x_y");
+        assert_eq!(ns.create("1x"), "_1x");
+        assert_eq!(ns.create(""), "_unnamed");
+        assert_eq!(ns.create("_tensor_constant0"), "_tensor_constant0");
+    }
+
+    #[test]
+    fn split_suffix_cases() {
+        assert_eq!(split_suffix("a_1"), ("a", Some(1)));
+        assert_eq!(split_suffix("a_1_12"), ("a_1", Some(12)));
+        assert_eq!(split_suffix("conv2d"), ("conv2d", None));
+        assert_eq!(split_suffix("add_"), ("add_", None));
+        assert_eq!(split_suffix("123"), ("123", None));
+    }
+}
