@@ -31,8 +31,8 @@ impl Ctxt {
     pub(crate) fn take(&self) -> Vec<syn::Error> {
         let mut out: Vec<syn::Error> = Vec::new();
         for e in self.errors.borrow_mut().drain(..) {
-            let key = (e.to_string(), format!("{:?}", e.span().start()));
-            if !out.iter().any(|o| (o.to_string(), format!("{:?}", o.span().start())) == key) {
+            let key = (e.to_string(), format!("{:?}", e.span()));
+            if !out.iter().any(|o| (o.to_string(), format!("{:?}", o.span())) == key) {
                 out.push(e);
             }
         }

@@ -23,5 +23,3 @@ pub fn functionalize(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::expand(args.into(), input.into()).into()
 }
 
-#[doc(hidden)]
-pub use expand::expand as __expand_for_tests;

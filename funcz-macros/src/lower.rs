@@ -180,7 +180,7 @@ impl<'a> Lowerer<'a> {
     fn is_tensor_binding(&self, id: usize) -> bool {
         matches!(
             self.scopes.kind(id),
-            Kind::Root { .. } | Kind::Alias { .. } | Kind::ElemRef { .. } | Kind::Ambiguous
+            Kind::Root { known: true, .. } | Kind::Alias { .. } | Kind::ElemRef { .. } | Kind::Ambiguous
         )
     }
 
@@ -364,7 +364,7 @@ impl<'a> Lowerer<'a> {
             let lowered = self.try_inplace(&expr, Want::Value).expect("an in-place call");
             let kind = match root {
                 Some(r) => Kind::Alias { root: r },
-                None => Kind::Root { input: None },
+                None => Kind::Root { input: None, known: true },
             };
             self.declare_pat(&mut local.pat, kind);
             local.init = Some(syn::LocalInit {
@@ -406,9 +406,8 @@ impl<'a> Lowerer<'a> {
         }
 
         // Anything else: a fresh root if it is a tensor.
-        let tensor = self.is_tensor_expr(&expr)
-            || Self::pat_is_tensor_typed(&local.pat)
-            || matches!(&expr, Expr::Call(_) | Expr::MethodCall(_));
+        let known = self.is_tensor_expr(&expr) || Self::pat_is_tensor_typed(&local.pat);
+        let tensor = known || matches!(&expr, Expr::Call(_) | Expr::MethodCall(_));
         let ambiguous = self.mixes_aliases(&expr);
         let mut expr = expr;
         self.visit_expr_mut(&mut expr);
@@ -425,7 +424,7 @@ impl<'a> Lowerer<'a> {
             self.declare_other(&local.pat);
             return vec![Stmt::Local(local)];
         }
-        self.declare_pat(&mut local.pat, Kind::Root { input: None });
+        self.declare_pat(&mut local.pat, Kind::Root { input: None, known });
         let id = self.scopes.lookup(&ident.to_string()).expect("just declared");
         let mut out = vec![Stmt::Local(local)];
         out.extend(self.root_prologue(id));
@@ -697,11 +696,23 @@ impl<'a> Lowerer<'a> {
     /// Emits the views of `steps` from `place`; returns the statements and
     /// the variables holding the final value and its state.
     fn emit_steps(&mut self, prelude: Vec<Stmt>, place: &Place, steps: &[Step]) -> (Vec<Stmt>, TokenStream, TokenStream) {
+        let (stmts, _, _, v, s) = self.emit_steps_from(prelude, place, steps);
+        (stmts, v, s)
+    }
+
+    /// Like `emit_steps`, also returning the place's own value and state.
+    #[allow(clippy::type_complexity)]
+    fn emit_steps_from(
+        &mut self,
+        prelude: Vec<Stmt>,
+        place: &Place,
+        steps: &[Step],
+    ) -> (Vec<Stmt>, TokenStream, TokenStream, TokenStream, TokenStream) {
         let rt = rt();
         let mode = self.mode.clone();
         let mut stmts = prelude;
         let (pv, ps) = self.place_value_state(place, &mut stmts);
-        let (mut v, mut s) = (pv, ps);
+        let (mut v, mut s) = (pv.clone(), ps.clone());
         for (k, step) in steps.iter().enumerate() {
             let nv = format_ident!("__fz_view_{}", k, span = Span::mixed_site());
             let ns = format_ident!("__fz_view_state_{}", k, span = Span::mixed_site());
@@ -716,7 +727,7 @@ impl<'a> Lowerer<'a> {
             v = quote!(#nv);
             s = quote!(#ns);
         }
-        (stmts, v, s)
+        (stmts, pv, ps, v, s)
     }
 
     /// The value and state expressions of a place (binding temporaries for
@@ -861,29 +872,10 @@ impl<'a> Lowerer<'a> {
                 if direct_root {
                     return self.commit_direct(prelude, &place, &fname, &args, &op, want);
                 }
-                let (mut stmts, v, s) = self.emit_steps(prelude, &place, &steps);
-                let (rv, rs) = match self.commit_root_of(&place) {
-                    Some(rs) if steps.is_empty() => rs,
-                    Some(rs) => rs,
-                    None => {
-                        // Views of a root place: the root is the place itself.
-                        let mut tmp_stmts = Vec::new();
-                        let r = self.place_value_state(&place, &mut tmp_stmts);
-                        let _ = tmp_stmts;
-                        r
-                    }
-                };
-                let (rv, rs) = if steps.is_empty() {
-                    (rv, rs)
-                } else {
-                    match self.commit_root_of(&place) {
-                        Some(x) => x,
-                        None => {
-                            let (pv, ps) = first_value_state(&stmts).unwrap_or((rv, rs));
-                            (pv, ps)
-                        }
-                    }
-                };
+                let (mut stmts, pv, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
+                // An alias commits into its root; views of a root place
+                // commit into the place itself.
+                let (rv, rs) = self.commit_root_of(&place).unwrap_or((pv, ps));
                 let new = tmp("__fz_new");
                 stmts.push(parse_quote!(let #new = #v.#fname(#args);));
                 stmts.push(parse_quote!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);));
@@ -1077,10 +1069,6 @@ impl<'a> Lowerer<'a> {
     }
 }
 
-fn first_value_state(_stmts: &[Stmt]) -> Option<(TokenStream, TokenStream)> {
-    None
-}
-
 fn scan_tokens(ts: TokenStream, f: &mut impl FnMut(bool, &Ident)) {
     let mut prev_dot = false;
     for tt in ts {
@@ -1251,7 +1239,7 @@ impl VisitMut for Lowerer<'_> {
                 let x = tmp("__fz_try");
                 *e = parse_quote!({ let #x = #inner; if #rt::is_exit(&#x) { #(#wb)* } #x? });
             }
-            Expr::ForLoop(f) => self.lower_for(f),
+            Expr::ForLoop(_) => self.lower_for(e),
             Expr::Assign(a) => self.lower_assign(e_assign(a)),
             Expr::Let(l) => {
                 self.visit_expr_mut(&mut l.expr);
@@ -1280,7 +1268,7 @@ impl Lowerer<'_> {
         self.need_sync(id);
         let ident = self.scopes.ident(id).clone();
         match self.scopes.kind(id).clone() {
-            Kind::Root { input: Some(p) } if self.tracked_root(id) => match p {
+            Kind::Root { input: Some(p), .. } if self.tracked_root(id) => match p {
                 Passing::Ref => *e = parse_quote_spanned_ref(&ident, false),
                 Passing::RefMut => *e = parse_quote_spanned_ref(&ident, true),
                 Passing::Value => {}
@@ -1457,7 +1445,8 @@ impl Lowerer<'_> {
         }
     }
 
-    fn lower_for(&mut self, f: &mut syn::ExprForLoop) {
+    fn lower_for(&mut self, e: &mut Expr) {
+        let Expr::ForLoop(f) = e else { return };
         let rt = rt();
         let mode = self.mode.clone();
         self.scopes.push();
@@ -1483,18 +1472,7 @@ impl Lowerer<'_> {
                     #label for (mut #ident, mut #st) in ::core::iter::zip(#vals, #sts) #body
                 });
                 self.scopes.pop();
-                *f = match new {
-                    Expr::Block(b) => {
-                        let stmts = b.block.stmts;
-                        // keep as a for-expression wrapped in a block
-                        let blk: Expr = parse_quote!({ #(#stmts)* });
-                        // Replace the loop by the block (an expression of type ()).
-                        let mut outer: syn::ExprForLoop = parse_quote!(for _ in ::core::iter::once(()) #blk);
-                        outer.label = None;
-                        outer
-                    }
-                    _ => unreachable!("a block"),
-                };
+                *e = new;
                 return;
             }
             self.visit_expr_mut(&mut f.expr);

@@ -14,8 +14,9 @@ use crate::params::Passing;
 pub(crate) enum Kind {
     /// Not a tensor (or not one the macro tracks).
     Other,
-    /// Owns its storage: a tensor input or a fresh local.
-    Root { input: Option<Passing> },
+    /// Owns its storage: a tensor input or a fresh local. `known` is false
+    /// for the result of a call the macro cannot see (maybe not a tensor).
+    Root { input: Option<Passing>, known: bool },
     /// A view of `root`'s storage.
     Alias { root: usize },
     /// A `Vec` of views of `root` (`split`, `chunk`, `unbind`).

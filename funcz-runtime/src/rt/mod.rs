@@ -15,11 +15,13 @@
 //! call does.
 
 mod chain;
+mod exit;
 mod inputs;
 mod meta;
 mod tracked;
 
 pub use chain::{replay, writeback};
+pub use exit::{is_exit, multi_out, resized, Exit};
 pub use inputs::{check_inputs_disjoint, input, write_back, write_back_all, write_back_layout, InputKey};
 pub use meta::{MultiMeta, ViewMeta};
 pub use tracked::{

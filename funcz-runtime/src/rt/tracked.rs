@@ -11,7 +11,7 @@ use super::Mode;
 
 /// The alias state of one tensor variable in functionalized code.
 ///
-/// A root (a function input or a fresh local) has an empty chain; its `gen`
+/// A root (a function input or a fresh local) has an empty chain; its `generation`
 /// counts the mutations committed to it so far. An alias records the chain
 /// of views from its root, the root generation its value reflects, and its
 /// layout in the original (mutating) program, which decides what
@@ -30,7 +30,7 @@ use super::Mode;
 #[derive(Clone, Debug)]
 pub struct Tracked {
     chain: Vec<ViewMeta>,
-    gen: u64,
+    generation: u64,
     epoch: u64,
     detached: bool,
     orig: Layout,
@@ -41,7 +41,7 @@ impl Tracked {
     pub fn root<T: Element>(t: &Tensor<T>) -> Self {
         Tracked {
             chain: Vec::new(),
-            gen: 0,
+            generation: 0,
             epoch: 0,
             detached: false,
             orig: t.layout,
@@ -52,13 +52,13 @@ impl Tracked {
     /// from its old value no longer follow it.
     pub fn rebind<T: Element>(&mut self, t: &Tensor<T>) {
         self.epoch += 1;
-        self.gen += 1;
+        self.generation += 1;
         self.orig = t.layout;
     }
 
     /// Records that the root's data was replaced (a functional update).
     pub fn bump(&mut self) {
-        self.gen += 1;
+        self.generation += 1;
     }
 
     /// The chain of views from the root.
@@ -139,7 +139,7 @@ pub fn view<T: Element>(parent: &Tensor<T>, pstate: &Tracked, meta: ViewMeta, mo
         };
         let state = Tracked {
             chain: Vec::new(),
-            gen: 0,
+            generation: 0,
             epoch: 0,
             detached: true,
             orig: Layout::contiguous(value.shape()),
@@ -155,7 +155,7 @@ pub fn view<T: Element>(parent: &Tensor<T>, pstate: &Tracked, meta: ViewMeta, mo
         value,
         Tracked {
             chain,
-            gen: pstate.gen,
+            generation: pstate.generation,
             epoch: pstate.epoch,
             detached: pstate.detached,
             orig,
@@ -199,7 +199,7 @@ pub fn multi_view<T: Element>(
             chain.push(m);
             Tracked {
                 chain,
-                gen: pstate.gen,
+                generation: pstate.generation,
                 epoch: pstate.epoch,
                 detached: pstate.detached,
                 orig,
@@ -212,9 +212,9 @@ pub fn multi_view<T: Element>(
 /// Regenerates `value` from its root if the root was mutated since the
 /// value was last made (lazily, as PyTorch: only where it is used).
 pub fn sync<T: Element>(value: &mut Tensor<T>, state: &mut Tracked, root: &Tensor<T>, rstate: &Tracked, mode: Mode) {
-    if state.follows(rstate) && state.gen != rstate.gen {
+    if state.follows(rstate) && state.generation != rstate.generation {
         *value = replay(root, &state.chain, mode);
-        state.gen = rstate.gen;
+        state.generation = rstate.generation;
     }
 }
 
@@ -258,8 +258,8 @@ pub fn commit<T: Element>(
     check_overlap(op, &state.orig);
     if state.follows(rstate) {
         *root = writeback(root, &state.chain, new.handle(), mode);
-        rstate.gen += 1;
-        state.gen = rstate.gen;
+        rstate.generation += 1;
+        state.generation = rstate.generation;
     }
     *value = new;
 }
@@ -268,7 +268,7 @@ pub fn commit<T: Element>(
 pub fn commit_root<T: Element>(op: &str, root: &mut Tensor<T>, rstate: &mut Tracked, new: Tensor<T>) {
     check_overlap(op, &rstate.orig);
     *root = new;
-    rstate.gen += 1;
+    rstate.generation += 1;
 }
 
 /// Applies the metadata mutation `meta` (`t_`, `transpose_`, ...) to an

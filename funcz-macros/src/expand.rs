@@ -1,0 +1,192 @@
+//! Assembles the functionalized function: options, inputs prologue, the
+//! lowered body, and the write-backs at exit. On any error, emits the
+//! original function unchanged plus the errors, so the IDE keeps working.
+
+use proc_macro2::TokenStream;
+use quote::{quote, ToTokens};
+use syn::{parse_quote, FnArg, ItemFn, Pat, Stmt};
+
+use crate::attr::{self, Remove};
+use crate::ctxt::Ctxt;
+use crate::lower::Lowerer;
+use crate::params::{self, ParamKind, Passing};
+use crate::scope::{base_ident, base_state_ident, input_ident, state_ident, Facts, Kind};
+
+/// Expands `#[functionalize(args)]` on `item`. Never panics: bad input
+/// gives spanned errors after the original item.
+pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let cx = Ctxt::default();
+    let remove = attr::parse(args, &cx);
+    let func: ItemFn = match syn::parse2::<ItemFn>(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            cx.error(
+                first_tokens(&item),
+                "#[functionalize] can only be applied to a function or a method",
+                "put the attribute on a `fn` item (free function or method in an `impl` block)",
+            );
+            return with_errors(item, &cx);
+        }
+    };
+    if let Some(a) = &func.sig.asyncness {
+        cx.error(
+            a,
+            "#[functionalize] does not support `async fn`: mutations could interleave across await points",
+            "functionalize a synchronous helper and call it from the async function",
+        );
+    }
+    if cx.has_errors() {
+        return with_errors(item, &cx);
+    }
+    let mode = match remove {
+        Remove::Mutations => quote!(::funcz::rt::Mode::Views),
+        Remove::MutationsAndViews => quote!(::funcz::rt::Mode::Copies),
+    };
+    // Fixpoint: each pass learns which roots are mutated; the next emits
+    // state for them. Facts only grow, so this converges quickly.
+    let mut facts = Facts::default();
+    for _ in 0..6 {
+        let scratch = Ctxt::default();
+        let (_, found) = lower_fn(&func, &scratch, mode.clone(), facts.clone(), false);
+        let mut next = facts.clone();
+        next.mutated.extend(found.mutated);
+        next.meta.extend(found.meta);
+        if next == facts {
+            break;
+        }
+        facts = next;
+    }
+    let (out, _) = lower_fn(&func, &cx, mode, facts, true);
+    if cx.has_errors() {
+        return with_errors(item, &cx);
+    }
+    out.into_token_stream()
+}
+
+fn first_tokens(item: &TokenStream) -> TokenStream {
+    item.clone().into_iter().take(3).collect()
+}
+
+fn with_errors(item: TokenStream, cx: &Ctxt) -> TokenStream {
+    let errors = cx.take().into_iter().map(|e| e.to_compile_error());
+    quote!(#item #(#errors)*)
+}
+
+fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts, report: bool) -> (ItemFn, Facts) {
+    let name = func.sig.ident.to_string();
+    let mut lw = Lowerer::new(cx, mode, facts, report, name.clone());
+    lw.scopes.push();
+    let mut inputs = Vec::new();
+    for arg in &func.sig.inputs {
+        if let FnArg::Typed(pt) = arg {
+            let ident = match &*pt.pat {
+                Pat::Ident(pi) => Some(pi.ident.clone()),
+                _ => None,
+            };
+            match (ident, params::classify(&pt.ty)) {
+                (Some(ident), Some(ParamKind::Tensor(p))) => {
+                    let id = lw.scopes.declare(&ident, Kind::Root { input: Some(p), known: true });
+                    inputs.push((id, ident, ParamKind::Tensor(p)));
+                }
+                (Some(ident), Some(ParamKind::Collection { passing, vec })) => {
+                    let id = lw.scopes.declare(&ident, Kind::Coll { input: Some((passing, vec)) });
+                    inputs.push((id, ident, ParamKind::Collection { passing, vec }));
+                }
+                (Some(ident), None) => {
+                    lw.scopes.declare(&ident, Kind::Other);
+                }
+                (None, _) => {}
+            }
+        }
+    }
+    let tracked = |id: usize| lw.facts.mutated.contains(&id) || lw.facts.meta.contains(&id);
+    let mut prologue: Vec<Stmt> = Vec::new();
+    let mut exit: Vec<Stmt> = Vec::new();
+    let any_tracked = inputs.iter().any(|(id, _, _)| tracked(*id));
+    let many = inputs.len() > 1 || inputs.iter().any(|(_, _, k)| matches!(k, ParamKind::Collection { .. }));
+    if any_tracked && many {
+        let entries = inputs.iter().map(|(_, ident, _)| {
+            let n = ident.to_string();
+            quote!((#n, &#ident as &dyn ::funcz::rt::InputKey))
+        });
+        prologue.push(parse_quote!(::funcz::rt::check_inputs_disjoint(#name, &[#(#entries),*]);));
+    }
+    for (id, ident, kind) in &inputs {
+        let id = *id;
+        if !tracked(id) {
+            continue;
+        }
+        let input = input_ident(id);
+        match kind {
+            ParamKind::Tensor(p) => {
+                match p {
+                    Passing::Value => {
+                        prologue.push(parse_quote!(let #input = ::funcz::rt::input(&#ident);));
+                        prologue.push(parse_quote!(let mut #ident = #ident;));
+                    }
+                    Passing::Ref => {
+                        prologue.push(parse_quote!(let #input = #ident;));
+                        prologue.push(parse_quote!(let mut #ident = ::funcz::rt::input(#input);));
+                    }
+                    Passing::RefMut => {
+                        prologue.push(parse_quote!(let #input = #ident;));
+                        prologue.push(parse_quote!(let mut #ident = ::funcz::rt::input(&*#input);));
+                    }
+                }
+                prologue.extend(lw.root_prologue(id));
+                let based = lw.facts.meta.contains(&id);
+                let (b, s) = (base_ident(id), state_ident(id));
+                let _ = base_state_ident(id);
+                exit.push(match (p, based) {
+                    (Passing::RefMut, true) => parse_quote!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);),
+                    (Passing::Value, true) => parse_quote!(::funcz::rt::write_back(&#input, &#b);),
+                    (_, true) => parse_quote!(::funcz::rt::write_back(&*#input, &#b);),
+                    (Passing::Value, false) => parse_quote!(::funcz::rt::write_back(&#input, &#ident);),
+                    (_, false) => parse_quote!(::funcz::rt::write_back(&*#input, &#ident);),
+                });
+            }
+            ParamKind::Collection { passing, .. } => {
+                match passing {
+                    Passing::Value => {
+                        prologue.push(parse_quote!(
+                            let #input: ::std::vec::Vec<_> = #ident.iter().map(::funcz::rt::input).collect();
+                        ));
+                        prologue.push(parse_quote!(let mut #ident = #ident;));
+                    }
+                    _ => {
+                        prologue.push(parse_quote!(let #input = #ident;));
+                        prologue.push(parse_quote!(
+                            let mut #ident: ::std::vec::Vec<_> = #input.iter().map(::funcz::rt::input).collect();
+                        ));
+                    }
+                }
+                exit.push(parse_quote!(::funcz::rt::write_back_all(&#input[..], &#ident[..]);));
+            }
+        }
+    }
+    lw.exit = exit.clone();
+    let mut stmts = lw.lower_stmts(func.block.stmts.clone());
+    match stmts.pop() {
+        Some(Stmt::Expr(e, None)) => {
+            let tail = lw.lower_tail(e);
+            stmts.push(Stmt::Expr(tail, None));
+        }
+        Some(other) => {
+            stmts.push(other);
+            stmts.extend(exit);
+        }
+        None => stmts.extend(exit),
+    }
+    lw.scopes.pop();
+    let mut out = func.clone();
+    prologue.extend(stmts);
+    out.block.stmts = prologue;
+    out.attrs.push(parse_quote!(#[allow(
+        unused_mut,
+        unused_variables,
+        unused_braces,
+        unreachable_code,
+        clippy::all
+    )]));
+    (out, lw.found)
+}
