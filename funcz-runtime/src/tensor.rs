@@ -170,6 +170,10 @@ impl<T: Element> Tensor<T> {
 
     /// The elements in row-major logical order.
     pub fn to_vec(&self) -> Vec<T> {
+        if self.numel() == 0 {
+            // An empty view may sit past the end of its storage.
+            return Vec::new();
+        }
         let data = self.storage.read();
         if self.layout.is_contiguous() {
             let o = self.layout.offset;
@@ -210,6 +214,9 @@ impl<T: Element> Tensor<T> {
     pub(crate) fn with_contiguous<R>(&self, f: impl FnOnce(&[T]) -> R) -> Option<R> {
         if !self.layout.is_contiguous() {
             return None;
+        }
+        if self.numel() == 0 {
+            return Some(f(&[]));
         }
         let data = self.storage.read();
         let o = self.layout.offset;

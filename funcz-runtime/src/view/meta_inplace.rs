@@ -1,0 +1,129 @@
+//! Metadata in-place ops: they change the layout of this one handle (never
+//! the data, never other aliases) and return a handle of `self`, so the
+//! recorded output is the receiver.
+
+use crate::args::{AsI64, IntoShape};
+use crate::element::Element;
+use crate::layout::Layout;
+use crate::tensor::Tensor;
+use crate::trace::{Arg, op};
+
+use super::shape;
+use super::views::int;
+
+impl<T: Element> Tensor<T> {
+    /// Records `name` with `args` and replaces this handle's layout by
+    /// `layout(&self.layout)`.
+    fn relayout_(
+        &mut self,
+        name: &'static str,
+        args: Vec<Arg>,
+        layout: impl FnOnce(&Self) -> Layout,
+    ) -> Tensor<T> {
+        let id = self.id;
+        op(
+            name,
+            move || {
+                let mut all = vec![Arg::Tensor(id)];
+                all.extend(args);
+                all
+            },
+            || {
+                self.layout = layout(self);
+                self.handle()
+            },
+        )
+    }
+
+    /// Transposes this handle in place (rank ≤ 2).
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let mut a = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// let b = a.alias();
+    /// a.t_();
+    /// assert_eq!((a.shape(), a.strides()), (&[3, 2][..], &[1, 3][..]));
+    /// assert_eq!(b.shape(), &[2, 3]); // other aliases keep their layout
+    /// ```
+    pub fn t_(&mut self) -> Tensor<T> {
+        self.relayout_("t_", vec![], |t| shape::t_layout("t_", &t.layout))
+    }
+
+    /// Swaps dimensions `d0` and `d1` of this handle in place.
+    pub fn transpose_(&mut self, d0: impl AsI64, d1: impl AsI64) -> Tensor<T> {
+        let (d0, d1) = (d0.as_i64(), d1.as_i64());
+        self.relayout_("transpose_", vec![int(d0), int(d1)], |t| {
+            shape::transpose_layout("transpose_", &t.layout, d0, d1)
+        })
+    }
+
+    /// Removes every size-1 dimension of this handle in place.
+    pub fn squeeze_(&mut self) -> Tensor<T> {
+        self.relayout_("squeeze_", vec![], |t| {
+            shape::squeeze_layout("squeeze_", &t.layout)
+        })
+    }
+
+    /// Removes dimension `dim` of this handle in place if its size is 1.
+    /// Recorded as `squeeze_(self, dim)`.
+    pub fn squeeze_dim_(&mut self, dim: impl AsI64) -> Tensor<T> {
+        let dim = dim.as_i64();
+        self.relayout_("squeeze_", vec![int(dim)], |t| {
+            shape::squeeze_dim_layout("squeeze_dim_", &t.layout, dim)
+        })
+    }
+
+    /// Inserts a size-1 dimension at `dim` of this handle in place.
+    pub fn unsqueeze_(&mut self, dim: impl AsI64) -> Tensor<T> {
+        let dim = dim.as_i64();
+        self.relayout_("unsqueeze_", vec![int(dim)], |t| {
+            shape::unsqueeze_layout("unsqueeze_", &t.layout, dim)
+        })
+    }
+
+    /// Gives this handle an arbitrary layout in its storage (absolute
+    /// offset; must stay inside the storage).
+    pub fn as_strided_(
+        &mut self,
+        size: impl IntoShape,
+        stride: impl IntoShape,
+        storage_offset: impl AsI64,
+    ) -> Tensor<T> {
+        let (size, stride, off) = (
+            size.into_shape(),
+            stride.into_shape(),
+            storage_offset.as_i64(),
+        );
+        let args = vec![Arg::Ints(size.clone()), Arg::Ints(stride.clone()), int(off)];
+        self.relayout_("as_strided_", args, |t| {
+            let len = t.storage.len();
+            shape::as_strided_layout("as_strided_", len, &size, &stride, off)
+        })
+    }
+
+    /// Resizes this handle to `shape` with contiguous strides at its
+    /// current storage offset, as PyTorch's `resize_`. If the storage is
+    /// too small it grows (new elements are zero), which every alias of the
+    /// storage sees as a longer buffer; existing elements keep their values.
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let mut a = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    /// a.resize_([3, 2]);
+    /// assert_eq!(a.to_vec(), vec![1.0, 2.0, 3.0, 4.0, 0.0, 0.0]);
+    /// ```
+    pub fn resize_(&mut self, shape: impl IntoShape) -> Tensor<T> {
+        let shape = shape.into_shape();
+        self.relayout_("resize_", vec![Arg::Ints(shape.clone())], |t| {
+            let l = shape::resize_layout("resize_", &t.layout, &shape);
+            let needed = if l.numel() == 0 { 0 } else { l.storage_end() };
+            if t.storage.len() < needed {
+                let mut data = t.storage.write();
+                if data.len() < needed {
+                    data.resize(needed, T::zero());
+                }
+            }
+            l
+        })
+    }
+}
