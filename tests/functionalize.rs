@@ -76,7 +76,9 @@ variants!(every_view, every_view_f, every_view_fv; fn (x: &Tensor) -> Tensor {
 
 #[test]
 fn every_view_kind_mutated() {
-    check("every_view", &[iota(&[4, 6])], |v, x| vec![[every_view, every_view_f, every_view_fv][v](&x[0])]);
+    check("every_view", &[iota(&[4, 6])], |v, x| {
+        vec![[every_view, every_view_f, every_view_fv][v](&x[0])]
+    });
 }
 
 variants!(named_views, named_views_f, named_views_fv; fn (x: &Tensor) -> (Tensor, Tensor, Tensor) {
@@ -113,7 +115,9 @@ variants!(two_views, two_views_f, two_views_fv; fn (x: &Tensor) -> Tensor {
 
 #[test]
 fn views_see_mutations_of_siblings_and_base() {
-    let [g1, _] = check("two_views", &[iota(&[2, 2])], |v, x| vec![[two_views, two_views_f, two_views_fv][v](&x[0])]);
+    let [g1, _] = check("two_views", &[iota(&[2, 2])], |v, x| {
+        vec![[two_views, two_views_f, two_views_fv][v](&x[0])]
+    });
     assert!(g1.dead_nodes().is_empty(), "dead ops: {g1}");
 }
 
@@ -132,7 +136,9 @@ variants!(meta, meta_f, meta_fv; fn (x: &mut Tensor) -> Tensor {
 
 #[test]
 fn metadata_mutations() {
-    check("meta", &[iota(&[2, 3])], |v, x| vec![[meta, meta_f, meta_fv][v](&mut x[0])]);
+    check("meta", &[iota(&[2, 3])], |v, x| {
+        vec![[meta, meta_f, meta_fv][v](&mut x[0])]
+    });
 }
 
 // 6. Branches and loops.
@@ -200,7 +206,11 @@ variants!(early, early_f, early_fv; fn (x: &Tensor, stop: usize) -> Tensor {
 });
 
 fn checked(v: f32) -> Result<f32, String> {
-    if v > 20.0 { Err(format!("too big: {v}")) } else { Ok(v) }
+    if v > 20.0 {
+        Err(format!("too big: {v}"))
+    } else {
+        Ok(v)
+    }
 }
 
 variants!(tried, tried_f, tried_fv; fn (x: &Tensor) -> Result<Tensor, String> {
@@ -213,13 +223,17 @@ variants!(tried, tried_f, tried_fv; fn (x: &Tensor) -> Result<Tensor, String> {
 #[test]
 fn early_exits_write_inputs_back() {
     for stop in 0..5 {
-        check("early", &[iota(&[4, 2])], |v, x| vec![[early, early_f, early_fv][v](&x[0], stop)]);
+        check("early", &[iota(&[4, 2])], |v, x| {
+            vec![[early, early_f, early_fv][v](&x[0], stop)]
+        });
     }
     for scale in [0.1f32, 1.0] {
         let x = &iota(&[2, 2]) * scale;
-        check("tried", &[x], |v, x| match [tried, tried_f, tried_fv][v](&x[0]) {
-            Ok(t) => vec![t],
-            Err(e) => vec![Tensor::from_vec(vec![e.len() as f32], &[1])],
+        check("tried", &[x], |v, x| {
+            match [tried, tried_f, tried_fv][v](&x[0]) {
+                Ok(t) => vec![t],
+                Err(e) => vec![Tensor::from_vec(vec![e.len() as f32], &[1])],
+            }
         });
     }
 }
@@ -258,7 +272,16 @@ variants!(sgd, sgd_f, sgd_fv; fn (params: &mut [Tensor], grads: &[Tensor], lr: f
 
 #[test]
 fn adam_and_sgd_over_slices() {
-    let ins = vec![iota(&[2, 2]), iota(&[3]), &iota(&[2, 2]) * 0.1, &iota(&[3]) * 0.2, Tensor::zeros(&[2, 2]), Tensor::zeros(&[3]), Tensor::zeros(&[2, 2]), Tensor::zeros(&[3])];
+    let ins = vec![
+        iota(&[2, 2]),
+        iota(&[3]),
+        &iota(&[2, 2]) * 0.1,
+        &iota(&[3]) * 0.2,
+        Tensor::zeros(&[2, 2]),
+        Tensor::zeros(&[3]),
+        Tensor::zeros(&[2, 2]),
+        Tensor::zeros(&[3]),
+    ];
     check("adam", &ins, |variant, x| {
         let (p, rest) = x.split_at_mut(2);
         let (g, rest) = rest.split_at_mut(2);
@@ -295,7 +318,9 @@ variants!(opaque, opaque_f, opaque_fv; fn (x: &Tensor) -> Tensor {
 
 #[test]
 fn opaque_helpers() {
-    check("opaque", &[iota(&[3, 3])], |v, x| vec![[opaque, opaque_f, opaque_fv][v](&x[0])]);
+    check("opaque", &[iota(&[3, 3])], |v, x| {
+        vec![[opaque, opaque_f, opaque_fv][v](&x[0])]
+    });
 }
 
 // Methods in impl blocks.

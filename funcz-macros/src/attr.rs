@@ -63,13 +63,18 @@ pub(crate) fn parse(args: TokenStream, cx: &Ctxt) -> Remove {
             continue;
         }
         if seen {
-            cx.error(&arg.key, "duplicate `remove` argument", "give `remove` once");
+            cx.error(
+                &arg.key,
+                "duplicate `remove` argument",
+                "give `remove` once",
+            );
             continue;
         }
         seen = true;
         match &arg.value {
             Some(syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s), ..
+                lit: syn::Lit::Str(s),
+                ..
             })) => match s.value().as_str() {
                 "mutations" => remove = Remove::Mutations,
                 "mutations_and_views" => remove = Remove::MutationsAndViews,

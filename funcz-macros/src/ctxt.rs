@@ -14,9 +14,10 @@ pub(crate) struct Ctxt {
 impl Ctxt {
     /// Records an error spanned on `tokens` with a `help:` line.
     pub(crate) fn error(&self, tokens: impl ToTokens, msg: impl Display, help: impl Display) {
-        self.errors
-            .borrow_mut()
-            .push(syn::Error::new_spanned(tokens, format!("{msg}\n\nhelp: {help}")));
+        self.errors.borrow_mut().push(syn::Error::new_spanned(
+            tokens,
+            format!("{msg}\n\nhelp: {help}"),
+        ));
     }
 
     pub(crate) fn push(&self, e: syn::Error) {
@@ -32,7 +33,10 @@ impl Ctxt {
         let mut out: Vec<syn::Error> = Vec::new();
         for e in self.errors.borrow_mut().drain(..) {
             let key = (e.to_string(), format!("{:?}", e.span()));
-            if !out.iter().any(|o| (o.to_string(), format!("{:?}", o.span())) == key) {
+            if !out
+                .iter()
+                .any(|o| (o.to_string(), format!("{:?}", o.span())) == key)
+            {
                 out.push(e);
             }
         }

@@ -3,14 +3,14 @@
 //! original function unchanged plus the errors, so the IDE keeps working.
 
 use proc_macro2::TokenStream;
-use quote::{quote, ToTokens};
-use syn::{parse_quote, FnArg, ItemFn, Pat, Stmt};
+use quote::{ToTokens, quote};
+use syn::{FnArg, ItemFn, Pat, Stmt, parse_quote};
 
 use crate::attr::{self, Remove};
 use crate::ctxt::Ctxt;
 use crate::lower::Lowerer;
 use crate::params::{self, ParamKind, Passing};
-use crate::scope::{base_ident, base_state_ident, input_ident, state_ident, Facts, Kind};
+use crate::scope::{Facts, Kind, base_ident, base_state_ident, input_ident, state_ident};
 
 /// Expands `#[functionalize(args)]` on `item`. Never panics: bad input
 /// gives spanned errors after the original item.
@@ -72,7 +72,13 @@ fn with_errors(item: TokenStream, cx: &Ctxt) -> TokenStream {
     quote!(#item #(#errors)*)
 }
 
-fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts, report: bool) -> (ItemFn, Facts) {
+fn lower_fn(
+    func: &ItemFn,
+    cx: &Ctxt,
+    mode: TokenStream,
+    facts: Facts,
+    report: bool,
+) -> (ItemFn, Facts) {
     let name = func.sig.ident.to_string();
     let mut lw = Lowerer::new(cx, mode, facts, report, name.clone());
     lw.scopes.push();
@@ -85,11 +91,22 @@ fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts, report: b
             };
             match (ident, params::classify(&pt.ty)) {
                 (Some(ident), Some(ParamKind::Tensor(p))) => {
-                    let id = lw.scopes.declare(&ident, Kind::Root { input: Some(p), known: true });
+                    let id = lw.scopes.declare(
+                        &ident,
+                        Kind::Root {
+                            input: Some(p),
+                            known: true,
+                        },
+                    );
                     inputs.push((id, ident, ParamKind::Tensor(p)));
                 }
                 (Some(ident), Some(ParamKind::Collection { passing, vec })) => {
-                    let id = lw.scopes.declare(&ident, Kind::Coll { input: Some((passing, vec)) });
+                    let id = lw.scopes.declare(
+                        &ident,
+                        Kind::Coll {
+                            input: Some((passing, vec)),
+                        },
+                    );
                     inputs.push((id, ident, ParamKind::Collection { passing, vec }));
                 }
                 (Some(ident), None) => {
@@ -103,7 +120,10 @@ fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts, report: b
     let mut prologue: Vec<Stmt> = Vec::new();
     let mut exit: Vec<Stmt> = Vec::new();
     let any_tracked = inputs.iter().any(|(id, _, _)| tracked(*id));
-    let many = inputs.len() > 1 || inputs.iter().any(|(_, _, k)| matches!(k, ParamKind::Collection { .. }));
+    let many = inputs.len() > 1
+        || inputs
+            .iter()
+            .any(|(_, _, k)| matches!(k, ParamKind::Collection { .. }));
     if any_tracked && many {
         let entries = inputs.iter().map(|(_, ident, _)| {
             let n = ident.to_string();
@@ -138,10 +158,14 @@ fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts, report: b
                 let (b, s) = (base_ident(id), state_ident(id));
                 let _ = base_state_ident(id);
                 exit.push(match (p, based) {
-                    (Passing::RefMut, true) => parse_quote!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);),
+                    (Passing::RefMut, true) => {
+                        parse_quote!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);)
+                    }
                     (Passing::Value, true) => parse_quote!(::funcz::rt::write_back(&#input, &#b);),
                     (_, true) => parse_quote!(::funcz::rt::write_back(&*#input, &#b);),
-                    (Passing::Value, false) => parse_quote!(::funcz::rt::write_back(&#input, &#ident);),
+                    (Passing::Value, false) => {
+                        parse_quote!(::funcz::rt::write_back(&#input, &#ident);)
+                    }
                     (_, false) => parse_quote!(::funcz::rt::write_back(&*#input, &#ident);),
                 });
             }

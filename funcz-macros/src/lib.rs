@@ -23,3 +23,5 @@ pub fn functionalize(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::expand(args.into(), input.into()).into()
 }
 
+#[cfg(test)]
+mod tests;

@@ -4,17 +4,17 @@
 //! used, and every exit writes mutated inputs back.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
-use syn::{parse_quote, Block, Expr, Ident, Pat, Stmt, Token};
+use syn::{Block, Expr, Ident, Pat, Stmt, Token, parse_quote};
 
 use funcz_runtime::optable::{self, OpKind};
 
 use crate::ctxt::Ctxt;
-use crate::params::{is_tensor_type, Passing};
-use crate::scope::{base_ident, base_state_ident, state_ident, Facts, Kind, Scopes};
+use crate::params::{Passing, is_tensor_type};
+use crate::scope::{Facts, Kind, Scopes, base_ident, base_state_ident, state_ident};
 
 /// Read-only `Tensor` methods that are not ops (queries): calling them is
 /// never a mutation.
@@ -96,7 +96,13 @@ fn tmp(name: &str) -> Ident {
 }
 
 impl<'a> Lowerer<'a> {
-    pub fn new(cx: &'a Ctxt, mode: TokenStream, facts: Facts, report: bool, fn_name: String) -> Self {
+    pub fn new(
+        cx: &'a Ctxt,
+        mode: TokenStream,
+        facts: Facts,
+        report: bool,
+        fn_name: String,
+    ) -> Self {
         Lowerer {
             cx,
             mode,
@@ -111,7 +117,12 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn error(&self, tokens: impl ToTokens, msg: impl std::fmt::Display, help: impl std::fmt::Display) {
+    fn error(
+        &self,
+        tokens: impl ToTokens,
+        msg: impl std::fmt::Display,
+        help: impl std::fmt::Display,
+    ) {
         if self.report {
             self.cx.error(tokens, msg, help);
         }
@@ -168,7 +179,11 @@ impl<'a> Lowerer<'a> {
 
     fn binding_of(&self, e: &Expr) -> Option<usize> {
         match e {
-            Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 && p.path.leading_colon.is_none() => {
+            Expr::Path(p)
+                if p.qself.is_none()
+                    && p.path.segments.len() == 1
+                    && p.path.leading_colon.is_none() =>
+            {
                 self.scopes.lookup(&p.path.segments[0].ident.to_string())
             }
             Expr::Paren(p) => self.binding_of(&p.expr),
@@ -180,7 +195,10 @@ impl<'a> Lowerer<'a> {
     fn is_tensor_binding(&self, id: usize) -> bool {
         matches!(
             self.scopes.kind(id),
-            Kind::Root { known: true, .. } | Kind::Alias { .. } | Kind::ElemRef { .. } | Kind::Ambiguous
+            Kind::Root { known: true, .. }
+                | Kind::Alias { .. }
+                | Kind::ElemRef { .. }
+                | Kind::Ambiguous
         )
     }
 
@@ -198,9 +216,9 @@ impl<'a> Lowerer<'a> {
             Expr::Reference(r) => self.is_tensor_expr(&r.expr),
             Expr::Unary(u) => self.is_tensor_expr(&u.expr),
             Expr::Binary(b) => self.is_tensor_expr(&b.left) || self.is_tensor_expr(&b.right),
-            Expr::Index(i) => self
-                .binding_of(&i.expr)
-                .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Coll { .. } | Kind::Multi { .. })),
+            Expr::Index(i) => self.binding_of(&i.expr).is_some_and(|id| {
+                matches!(self.scopes.kind(id), Kind::Coll { .. } | Kind::Multi { .. })
+            }),
             Expr::Call(c) => match &*c.func {
                 Expr::Path(p) => p.path.segments.iter().any(|s| s.ident == "Tensor"),
                 _ => false,
@@ -276,8 +294,14 @@ impl<'a> Lowerer<'a> {
         match stmt {
             Stmt::Local(local) => self.lower_local(local),
             Stmt::Expr(e, semi) => {
-                if let Some(lowered) = self.try_inplace(&e, if semi.is_some() { Want::Nothing } else { Want::Value })
-                {
+                if let Some(lowered) = self.try_inplace(
+                    &e,
+                    if semi.is_some() {
+                        Want::Nothing
+                    } else {
+                        Want::Value
+                    },
+                ) {
                     return vec![Stmt::Expr(lowered, semi)];
                 }
                 let mut e = e;
@@ -296,7 +320,10 @@ impl<'a> Lowerer<'a> {
     fn declare_pat(&mut self, pat: &mut Pat, kind: Kind) {
         match pat {
             Pat::Ident(pi) => {
-                if matches!(kind, Kind::Root { .. } | Kind::Alias { .. } | Kind::Multi { .. }) && pi.by_ref.is_none()
+                if matches!(
+                    kind,
+                    Kind::Root { .. } | Kind::Alias { .. } | Kind::Multi { .. }
+                ) && pi.by_ref.is_none()
                 {
                     pi.mutability = Some(Token![mut](pi.ident.span()));
                 }
@@ -356,15 +383,22 @@ impl<'a> Lowerer<'a> {
         if self.is_inplace_call(&expr) {
             let root = self.target_root_of(&expr);
             if let Some(root) = root.filter(|&r| self.tracked_root(r)) {
-                let lowered = self.try_inplace(&expr, Want::Bound).expect("an in-place call");
+                let lowered = self
+                    .try_inplace(&expr, Want::Bound)
+                    .expect("an in-place call");
                 let id = self.scopes.declare(&ident, Kind::Alias { root });
                 let s = state_ident(id);
                 return vec![parse_quote!(let (mut #ident, mut #s) = #lowered;)];
             }
-            let lowered = self.try_inplace(&expr, Want::Value).expect("an in-place call");
+            let lowered = self
+                .try_inplace(&expr, Want::Value)
+                .expect("an in-place call");
             let kind = match root {
                 Some(r) => Kind::Alias { root: r },
-                None => Kind::Root { input: None, known: true },
+                None => Kind::Root {
+                    input: None,
+                    known: true,
+                },
             };
             self.declare_pat(&mut local.pat, kind);
             local.init = Some(syn::LocalInit {
@@ -379,7 +413,11 @@ impl<'a> Lowerer<'a> {
         if let Some((prelude, place, steps, multi)) = self.view_chain(&expr) {
             let root = self.place_root(&place);
             if let Some(root) = root {
-                let kind = if multi.is_some() { Kind::Multi { root } } else { Kind::Alias { root } };
+                let kind = if multi.is_some() {
+                    Kind::Multi { root }
+                } else {
+                    Kind::Alias { root }
+                };
                 if self.tracked_root(root) {
                     let (mut stmts, v, s) = self.emit_steps(prelude, &place, &steps);
                     let id = self.scopes.declare(&ident, kind);
@@ -425,7 +463,10 @@ impl<'a> Lowerer<'a> {
             return vec![Stmt::Local(local)];
         }
         self.declare_pat(&mut local.pat, Kind::Root { input: None, known });
-        let id = self.scopes.lookup(&ident.to_string()).expect("just declared");
+        let id = self
+            .scopes
+            .lookup(&ident.to_string())
+            .expect("just declared");
         let mut out = vec![Stmt::Local(local)];
         out.extend(self.root_prologue(id));
         out
@@ -465,8 +506,11 @@ impl<'a> Lowerer<'a> {
         let mut saw_view = false;
         loop {
             match cur {
-                Expr::MethodCall(m) => match optable::lookup(&m.method.to_string()).map(|i| i.kind) {
-                    Some(OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. }) => {
+                Expr::MethodCall(m) => match optable::lookup(&m.method.to_string()).map(|i| i.kind)
+                {
+                    Some(
+                        OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. },
+                    ) => {
                         saw_view = true;
                         cur = &m.receiver;
                     }
@@ -475,7 +519,11 @@ impl<'a> Lowerer<'a> {
                 Expr::Paren(p) => cur = &p.expr,
                 _ => {
                     let id = self.binding_of(cur)?;
-                    return if saw_view { self.scopes.root_of(id) } else { None };
+                    return if saw_view {
+                        self.scopes.root_of(id)
+                    } else {
+                        None
+                    };
                 }
             }
         }
@@ -518,7 +566,10 @@ impl<'a> Lowerer<'a> {
     /// Peels views off `e` down to a place: returns (prelude, place, views
     /// from the place outward, and the multi-output view on top, if any).
     #[allow(clippy::type_complexity)]
-    fn view_chain(&mut self, e: &Expr) -> Option<(Vec<Stmt>, Place, Vec<Step>, Option<(Ident, Args)>)> {
+    fn view_chain(
+        &mut self,
+        e: &Expr,
+    ) -> Option<(Vec<Stmt>, Place, Vec<Step>, Option<(Ident, Args)>)> {
         let (mut multi, inner) = match e {
             Expr::MethodCall(m)
                 if matches!(
@@ -540,7 +591,11 @@ impl<'a> Lowerer<'a> {
             return None;
         }
         match self.target(inner)? {
-            Target::Place { prelude, place, steps } => {
+            Target::Place {
+                prelude,
+                place,
+                steps,
+            } => {
                 if multi.is_none() && steps.is_empty() {
                     return None;
                 }
@@ -695,7 +750,12 @@ impl<'a> Lowerer<'a> {
 
     /// Emits the views of `steps` from `place`; returns the statements and
     /// the variables holding the final value and its state.
-    fn emit_steps(&mut self, prelude: Vec<Stmt>, place: &Place, steps: &[Step]) -> (Vec<Stmt>, TokenStream, TokenStream) {
+    fn emit_steps(
+        &mut self,
+        prelude: Vec<Stmt>,
+        place: &Place,
+        steps: &[Step],
+    ) -> (Vec<Stmt>, TokenStream, TokenStream) {
         let (stmts, _, _, v, s) = self.emit_steps_from(prelude, place, steps);
         (stmts, v, s)
     }
@@ -707,7 +767,13 @@ impl<'a> Lowerer<'a> {
         prelude: Vec<Stmt>,
         place: &Place,
         steps: &[Step],
-    ) -> (Vec<Stmt>, TokenStream, TokenStream, TokenStream, TokenStream) {
+    ) -> (
+        Vec<Stmt>,
+        TokenStream,
+        TokenStream,
+        TokenStream,
+        TokenStream,
+    ) {
         let rt = rt();
         let mode = self.mode.clone();
         let mut stmts = prelude;
@@ -732,7 +798,11 @@ impl<'a> Lowerer<'a> {
 
     /// The value and state expressions of a place (binding temporaries for
     /// indices and for roots that carry no state).
-    fn place_value_state(&mut self, place: &Place, stmts: &mut Vec<Stmt>) -> (TokenStream, TokenStream) {
+    fn place_value_state(
+        &mut self,
+        place: &Place,
+        stmts: &mut Vec<Stmt>,
+    ) -> (TokenStream, TokenStream) {
         let rt = rt();
         match place {
             Place::Var(id) => {
@@ -845,7 +915,9 @@ impl<'a> Lowerer<'a> {
         let target = self.target(&m.receiver);
         match target {
             None => {
-                if self.is_tensor_expr(&m.receiver) || matches!(&*m.receiver, Expr::Call(_) | Expr::MethodCall(_)) {
+                if self.is_tensor_expr(&m.receiver)
+                    || matches!(&*m.receiver, Expr::Call(_) | Expr::MethodCall(_))
+                {
                     let mut recv = (*m.receiver).clone();
                     self.visit_expr_mut(&mut recv);
                     return parse_quote!(#recv.#fname(#args));
@@ -864,7 +936,11 @@ impl<'a> Lowerer<'a> {
             }
             Some(Target::Refused) => Expr::MethodCall(m.clone()),
             Some(Target::Fresh(recv)) => parse_quote!(#recv.#fname(#args)),
-            Some(Target::Place { prelude, place, steps }) => {
+            Some(Target::Place {
+                prelude,
+                place,
+                steps,
+            }) => {
                 match &place {
                     Place::Var(id) | Place::Index(id, _) => self.mark_mutated(*id),
                 }
@@ -890,7 +966,15 @@ impl<'a> Lowerer<'a> {
     }
 
     /// In-place op directly on a root place: a functional update.
-    fn commit_direct(&mut self, prelude: Vec<Stmt>, place: &Place, f: &Ident, args: &Args, op: &str, want: Want) -> Expr {
+    fn commit_direct(
+        &mut self,
+        prelude: Vec<Stmt>,
+        place: &Place,
+        f: &Ident,
+        args: &Args,
+        op: &str,
+        want: Want,
+    ) -> Expr {
         let rt = rt();
         let mut stmts = prelude;
         let new = tmp("__fz_new");
@@ -922,7 +1006,9 @@ impl<'a> Lowerer<'a> {
             (Want::Nothing, _) => parse_quote!(()),
             (Want::Value, _) => parse_quote!(#rt::handle(&#value)),
             (Want::Bound, Some(s)) => parse_quote!((#rt::handle(&#value), #s.clone())),
-            (Want::Bound, None) => parse_quote!((#rt::handle(&#value), #rt::Tracked::root(&#value))),
+            (Want::Bound, None) => {
+                parse_quote!((#rt::handle(&#value), #rt::Tracked::root(&#value)))
+            }
         };
         parse_quote!({ #(#stmts)* #tail })
     }
@@ -976,7 +1062,10 @@ impl<'a> Lowerer<'a> {
         for a in args.iter_mut() {
             self.visit_expr_mut(a);
         }
-        match self.binding_of(&m.receiver).map(|id| (id, self.scopes.kind(id).clone())) {
+        match self
+            .binding_of(&m.receiver)
+            .map(|id| (id, self.scopes.kind(id).clone()))
+        {
             Some((id, Kind::Root { .. })) => {
                 self.mark_mutated(id);
                 let v = self.scopes.ident(id).clone();
@@ -1060,7 +1149,9 @@ impl<'a> Lowerer<'a> {
         }
         // Aliases read by the macro must be current.
         let mut names = Vec::new();
-        scan_tokens(mac.tokens.clone(), &mut |_, ident: &Ident| names.push(ident.to_string()));
+        scan_tokens(mac.tokens.clone(), &mut |_, ident: &Ident| {
+            names.push(ident.to_string())
+        });
         for n in names {
             if let Some(id) = self.scopes.lookup(&n) {
                 self.need_sync(id);
@@ -1117,7 +1208,9 @@ fn has_effects(e: &Expr) -> bool {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             let name = m.method.to_string();
             match optable::lookup(&name).map(|i| i.kind) {
-                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize) => self.0 = true,
+                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize) => {
+                    self.0 = true
+                }
                 Some(_) => {}
                 None if QUERIES.contains(&name.as_str()) => {}
                 None => self.0 = true,
@@ -1196,7 +1289,9 @@ impl VisitMut for Lowerer<'_> {
                         );
                         visit_mut::visit_expr_mut(self, e);
                     }
-                    None if !QUERIES.contains(&name.as_str()) && self.binding_of(&m.receiver).is_some() => {
+                    None if !QUERIES.contains(&name.as_str())
+                        && self.binding_of(&m.receiver).is_some() =>
+                    {
                         self.opaque_call(e);
                     }
                     _ => visit_mut::visit_expr_mut(self, e),
@@ -1257,7 +1352,10 @@ fn e_assign(a: &mut syn::ExprAssign) -> &mut syn::ExprAssign {
 fn is_compound(op: &syn::BinOp) -> bool {
     matches!(
         op,
-        syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_) | syn::BinOp::MulAssign(_) | syn::BinOp::DivAssign(_)
+        syn::BinOp::AddAssign(_)
+            | syn::BinOp::SubAssign(_)
+            | syn::BinOp::MulAssign(_)
+            | syn::BinOp::DivAssign(_)
     )
 }
 
@@ -1302,7 +1400,13 @@ impl Lowerer<'_> {
                 && matches!(this.scopes.kind(id), Kind::Alias { .. } | Kind::Root { .. })
             {
                 let borrowed = matches!(a, Expr::Reference(_))
-                    || matches!(this.scopes.kind(id), Kind::Root { input: Some(Passing::Ref | Passing::RefMut) });
+                    || matches!(
+                        this.scopes.kind(id),
+                        Kind::Root {
+                            input: Some(Passing::Ref | Passing::RefMut),
+                            ..
+                        }
+                    );
                 if borrowed {
                     passed.push((id, by_mut));
                 }
@@ -1373,15 +1477,12 @@ impl Lowerer<'_> {
     }
 
     fn has_aliases(&self, root: usize) -> bool {
-        self.scopes
-            .bindings
-            .iter()
-            .any(|b| matches!(b.kind, Kind::Alias { root: r } | Kind::Multi { root: r } if r == root))
-            || self.based(root)
+        self.scopes.bindings.iter().any(
+            |b| matches!(b.kind, Kind::Alias { root: r } | Kind::Multi { root: r } if r == root),
+        ) || self.based(root)
     }
 
     fn lower_assign(&mut self, a: &mut syn::ExprAssign) {
-        let rt = rt();
         let Some(id) = self.binding_of(&a.left) else {
             // `xs[i] = value` replaces an element of a collection.
             if let Expr::Index(ix) = &*a.left
@@ -1509,10 +1610,17 @@ impl Lowerer<'_> {
             }
             Expr::MethodCall(m) => match m.method.to_string().as_str() {
                 "iter" | "iter_mut" | "into_iter" => self.iter_shape(&m.receiver),
-                "enumerate" => Some(IterShape::Enumerate(Box::new(self.iter_shape(&m.receiver)?))),
+                "enumerate" => Some(IterShape::Enumerate(Box::new(
+                    self.iter_shape(&m.receiver)?,
+                ))),
                 "zip" => Some(IterShape::Zip(
                     Box::new(self.iter_shape(&m.receiver).unwrap_or(IterShape::Other)),
-                    Box::new(m.args.first().and_then(|a| self.iter_shape(a)).unwrap_or(IterShape::Other)),
+                    Box::new(
+                        m.args
+                            .first()
+                            .and_then(|a| self.iter_shape(a))
+                            .unwrap_or(IterShape::Other),
+                    ),
                 )),
                 _ => None,
             },
@@ -1528,7 +1636,9 @@ impl Lowerer<'_> {
                 let ident = self.scopes.ident(*id).clone();
                 *e = parse_quote!(#ident.iter_mut());
             }
-            (Expr::MethodCall(m), IterShape::Enumerate(inner)) => self.mutable_iter(&mut m.receiver, inner),
+            (Expr::MethodCall(m), IterShape::Enumerate(inner)) => {
+                self.mutable_iter(&mut m.receiver, inner)
+            }
             (Expr::MethodCall(m), IterShape::Zip(a, b)) => {
                 self.mutable_iter(&mut m.receiver, a);
                 if let Some(arg) = m.args.first_mut() {

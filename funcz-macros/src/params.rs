@@ -18,14 +18,19 @@ pub(crate) enum Passing {
 pub(crate) enum ParamKind {
     Tensor(Passing),
     /// `&[Tensor]`, `&mut [Tensor]`, `Vec<Tensor>`, `&Vec<Tensor>`, `&mut Vec<Tensor>`.
-    Collection { passing: Passing, vec: bool },
+    Collection {
+        passing: Passing,
+        vec: bool,
+    },
 }
 
 /// True if `ty` names the tensor type (`Tensor`, `Tensor<f64>`,
 /// `funcz::Tensor<T>`).
 pub(crate) fn is_tensor_type(ty: &Type) -> bool {
     match ty {
-        Type::Path(p) => p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Tensor"),
+        Type::Path(p) => {
+            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Tensor")
+        }
         Type::Group(g) => is_tensor_type(&g.elem),
         Type::Paren(p) => is_tensor_type(&p.elem),
         _ => false,
@@ -70,7 +75,10 @@ pub(crate) fn classify(ty: &Type) -> Option<ParamKind> {
         if let Type::Slice(s) = &*r.elem
             && is_tensor_type(&s.elem)
         {
-            return Some(ParamKind::Collection { passing, vec: false });
+            return Some(ParamKind::Collection {
+                passing,
+                vec: false,
+            });
         }
     }
     None
@@ -87,7 +95,10 @@ mod tests {
     #[test]
     fn kinds() {
         assert_eq!(k("Tensor"), Some(ParamKind::Tensor(Passing::Value)));
-        assert_eq!(k("&funcz::Tensor<f64>"), Some(ParamKind::Tensor(Passing::Ref)));
+        assert_eq!(
+            k("&funcz::Tensor<f64>"),
+            Some(ParamKind::Tensor(Passing::Ref))
+        );
         assert_eq!(k("&mut Tensor"), Some(ParamKind::Tensor(Passing::RefMut)));
         assert_eq!(
             k("&mut [Tensor]"),

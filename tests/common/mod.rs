@@ -3,8 +3,8 @@
 //! the traces of the functionalized runs for purity.
 #![allow(dead_code)]
 
-use funcz::trace::{Graph, Tracer};
 use funcz::Tensor;
+use funcz::trace::{Graph, Tracer};
 
 /// Defines `$orig` (unannotated), `$f` (`#[functionalize]`) and `$fv`
 /// (`remove = "mutations_and_views"`) from one body.
@@ -33,7 +33,11 @@ pub fn same(a: &Tensor, b: &Tensor) -> bool {
 /// 2 (mutations_and_views); asserts equal outputs and final inputs (values
 /// and shapes), and that the functionalized traces are pure. Returns the
 /// two functionalized graphs.
-pub fn check(name: &str, inputs: &[Tensor], call: impl Fn(usize, &mut Vec<Tensor>) -> Vec<Tensor>) -> [Graph; 2] {
+pub fn check(
+    name: &str,
+    inputs: &[Tensor],
+    call: impl Fn(usize, &mut Vec<Tensor>) -> Vec<Tensor>,
+) -> [Graph; 2] {
     let mut ins0 = fresh(inputs);
     let out0 = call(0, &mut ins0);
     let mut graphs = Vec::new();
@@ -44,7 +48,11 @@ pub fn check(name: &str, inputs: &[Tensor], call: impl Fn(usize, &mut Vec<Tensor
             tracer = tracer.input(&format!("x{i}"), t);
         }
         let (out, graph) = tracer.run(|| call(variant, &mut ins));
-        assert_eq!(out.len(), out0.len(), "{name} v{variant}: number of outputs");
+        assert_eq!(
+            out.len(),
+            out0.len(),
+            "{name} v{variant}: number of outputs"
+        );
         for (k, (a, b)) in out0.iter().zip(&out).enumerate() {
             assert!(
                 same(a, b),
@@ -56,12 +64,23 @@ pub fn check(name: &str, inputs: &[Tensor], call: impl Fn(usize, &mut Vec<Tensor
                 same(a, b),
                 "{name} v{variant}: input {k} differs after the call\noriginal: {a:?}\nfunctionalized: {b:?}\n{graph}"
             );
-            assert_eq!(a.strides(), b.strides(), "{name} v{variant}: input {k} layout");
+            assert_eq!(
+                a.strides(),
+                b.strides(),
+                "{name} v{variant}: input {k} layout"
+            );
         }
         let bad = graph.mutations_except_input_writeback();
-        assert!(bad.is_empty(), "{name} v{variant}: in-place ops remain: {:?}\n{graph}", bad.iter().map(|n| n.op).collect::<Vec<_>>());
+        assert!(
+            bad.is_empty(),
+            "{name} v{variant}: in-place ops remain: {:?}\n{graph}",
+            bad.iter().map(|n| n.op).collect::<Vec<_>>()
+        );
         if variant == 2 {
-            assert!(!graph.has_views(), "{name}: view ops remain in mutations_and_views mode\n{graph}");
+            assert!(
+                !graph.has_views(),
+                "{name}: view ops remain in mutations_and_views mode\n{graph}"
+            );
         }
         graphs.push(graph);
     }

@@ -159,10 +159,38 @@ impl ViewMeta {
     /// The layout this view has when applied to a tensor laid out as `l`
     /// (no data is touched; panics exactly where the view op would).
     pub fn apply_layout(&self, l: &Layout) -> Layout {
-        untraced(|| {
-            let probe = Tensor::<f32>::layout_probe(*l);
-            self.forward_view(&probe).layout
-        })
+        use crate::view::shape as sh;
+        use ViewMeta::*;
+        match self {
+            View(s) | Reshape(s) => sh::view_layout("view", l, s),
+            Flatten => sh::view_layout("flatten", l, &[-1]),
+            T => sh::t_layout("t", l),
+            Transpose(a, b) => sh::transpose_layout("transpose", l, *a, *b),
+            Permute(d) => sh::permute_layout("permute", l, d),
+            Narrow(d, st, n) => sh::narrow_layout("narrow", l, *d, *st, *n),
+            Slice(d, a, b, st) => sh::slice_layout("slice", l, *d, *a, *b, *st),
+            Select(d, i) => sh::select_layout("select", l, *d, *i),
+            Diagonal(o, a, b) => sh::diagonal_layout("diagonal", l, *o, *a, *b),
+            Squeeze => sh::squeeze_layout("squeeze", l),
+            SqueezeDim(d) => sh::squeeze_dim_layout("squeeze", l, *d),
+            Unsqueeze(d) => sh::unsqueeze_layout("unsqueeze", l, *d),
+            Expand(s) => sh::expand_layout("expand", l, s),
+            Unfold(d, sz, st) => sh::unfold_layout("unfold", l, *d, *sz, *st),
+            AsStrided(sz, st, o) => sh::as_strided_layout("as_strided", l.storage_end(), sz, st, *o),
+            Alias | Detach | Contiguous => *l,
+        }
+    }
+
+    /// True if this maybe-view (`reshape`, `flatten`, `contiguous`) is a
+    /// view of a tensor laid out as `l`, as PyTorch decides.
+    pub fn is_view_of(&self, l: &Layout) -> bool {
+        use crate::view::shape as sh;
+        match self {
+            ViewMeta::Reshape(s) => sh::reshape_layout("reshape", l, s).is_some(),
+            ViewMeta::Flatten => sh::flatten_layout("flatten", l).is_some(),
+            ViewMeta::Contiguous => l.is_contiguous(),
+            _ => true,
+        }
     }
 
     /// Applies the view as a real view (shares storage), untraced.
@@ -477,12 +505,3 @@ impl MultiMeta {
     }
 }
 
-impl Tensor<f32> {
-    /// A tensor with layout `l` over a zero buffer, used to compute view
-    /// layouts without touching real data.
-    // TODO(funcz): replace with the pure layout functions of `view`.
-    pub(crate) fn layout_probe(l: Layout) -> Self {
-        let n = l.storage_end();
-        Tensor::from_parts(std::sync::Arc::new(crate::storage::Storage::new(vec![0.0; n])), l)
-    }
-}

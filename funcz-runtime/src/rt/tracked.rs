@@ -120,10 +120,7 @@ pub fn view<T: Element>(parent: &Tensor<T>, pstate: &Tracked, meta: ViewMeta, mo
             ViewMeta::Flatten => ViewMeta::View(vec![-1]),
             _ => ViewMeta::Alias,
         };
-        let viewable = match &meta {
-            ViewMeta::Contiguous => pstate.orig.is_contiguous(),
-            _ => crate::trace::untraced(|| std::panic::catch_unwind(|| as_view.apply_layout(&pstate.orig)).is_ok()),
-        };
+        let viewable = meta.is_view_of(&pstate.orig);
         if viewable {
             if meta == ViewMeta::Contiguous {
                 // contiguous() of a contiguous tensor is the tensor itself.
