@@ -130,6 +130,10 @@ impl<'a> Lowerer<'a> {
 
     // ---------- facts about bindings ----------
 
+    fn copies(&self) -> bool {
+        self.mode.to_string().contains("Copies")
+    }
+
     fn tracked_root(&self, root: usize) -> bool {
         self.facts.mutated.contains(&root) || self.facts.meta.contains(&root)
     }
@@ -653,33 +657,18 @@ impl<'a> Lowerer<'a> {
                     _ => None,
                 }
             }
-            Expr::Index(ix) => {
-                let id = self.binding_of(&ix.expr)?;
-                match self.scopes.kind(id) {
-                    Kind::Coll { .. } | Kind::Multi { .. } => {
-                        let mut index = (*ix.index).clone();
-                        self.visit_expr_mut(&mut index);
-                        Some(Target::Place {
-                            prelude: Vec::new(),
-                            place: Place::Index(id, index),
-                            steps: Vec::new(),
-                        })
-                    }
-                    _ => None,
+            Expr::Index(ix) => match self.binding_of(&ix.expr).map(|id| (id, self.scopes.kind(id).clone())) {
+                Some((id, Kind::Coll { .. } | Kind::Multi { .. })) => {
+                    let mut index = (*ix.index).clone();
+                    self.visit_expr_mut(&mut index);
+                    Some(Target::Place {
+                        prelude: Vec::new(),
+                        place: Place::Index(id, index),
+                        steps: Vec::new(),
+                    })
                 }
-                .or_else(|| {
-                    // `x.chunk(2, 0)[1]`: one output of a multi-output view.
-                    if let Expr::MethodCall(m) = &*ix.expr
-                        && matches!(
-                            optable::lookup(&m.method.to_string()).map(|i| i.kind),
-                            Some(OpKind::MultiView { .. })
-                        )
-                    {
-                        return None;
-                    }
-                    None
-                })
-            }
+                _ => None,
+            },
             Expr::MethodCall(m) => {
                 let kind = optable::lookup(&m.method.to_string()).map(|i| i.kind);
                 match kind {
@@ -1288,6 +1277,23 @@ impl VisitMut for Lowerer<'_> {
                              gradient computation as a whole",
                         );
                         visit_mut::visit_expr_mut(self, e);
+                    }
+                    Some(OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. })
+                        if self.copies() && self.is_tensor_expr(&m.receiver) =>
+                    {
+                        // A view only read: its `*_copy` in copies mode.
+                        let multi = matches!(kind, Some(OpKind::MultiView { .. }));
+                        visit_mut::visit_expr_mut(self, e);
+                        if let Expr::MethodCall(m) = e {
+                            let rt = rt();
+                            let mode = self.mode.clone();
+                            let (recv, method, args) = (&m.receiver, &m.method, &m.args);
+                            *e = if multi {
+                                parse_quote!(#rt::MultiMeta::#method(#args).forward(&#recv, #mode))
+                            } else {
+                                parse_quote!(#rt::view_value(&#recv, #rt::ViewMeta::#method(#args), #mode))
+                            };
+                        }
                     }
                     None if !QUERIES.contains(&name.as_str())
                         && self.binding_of(&m.receiver).is_some() =>

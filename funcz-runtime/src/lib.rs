@@ -15,7 +15,7 @@ pub mod element;
 pub mod layout;
 pub mod ops;
 pub mod optable;
-//TMP pub mod rt;
+pub mod rt;
 pub mod storage;
 pub mod tensor;
 pub mod trace;

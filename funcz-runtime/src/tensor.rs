@@ -63,6 +63,22 @@ impl<T: Element> Tensor<T> {
         }
     }
 
+    /// Another handle to this very tensor (as tch-rs's `shallow_clone`):
+    /// same storage, layout and trace identity. Not an op, so nothing is
+    /// recorded; use it to pass a tensor by value to a function that
+    /// mutates it.
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let a = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
+    /// let b = a.shallow_clone();
+    /// assert!(a.same_storage(&b));
+    /// assert_eq!(a.id(), b.id());
+    /// ```
+    pub fn shallow_clone(&self) -> Self {
+        self.handle()
+    }
+
     /// A handle with the same storage and a new layout and identity.
     pub(crate) fn with_layout(&self, layout: Layout) -> Self {
         Tensor::from_parts(Arc::clone(&self.storage), layout)

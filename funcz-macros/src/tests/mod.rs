@@ -1,5 +1,6 @@
 //! Unit tests of the expander (snapshots, errors, never-panic corpus).
 
+mod corpus;
 mod snapshots;
 
 use proc_macro2::TokenStream;

@@ -1,12 +1,82 @@
+//! Expansion snapshots: what the macro writes for representative functions.
+
 use super::expand_pretty;
 
-#[test]
-fn dev_print() {
-    let src = std::env::var("FZ_SRC").unwrap_or_default();
-    if !src.is_empty() {
-        println!(
-            "{}",
-            expand_pretty(&std::env::var("FZ_ARGS").unwrap_or_default(), &src)
-        );
-    }
+macro_rules! snap {
+    ($name:ident, $args:expr, $src:expr) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(expand_pretty($args, $src));
+        }
+    };
 }
+
+snap!(
+    seed_intermediate_views,
+    "",
+    "fn f(a: &Tensor) -> Tensor { let b = a + 1.0; let c = b.view([-1]); c.add_(1.0); b }"
+);
+
+snap!(
+    seed_input_mutation_copies,
+    "remove = \"mutations_and_views\"",
+    "fn g(a: Tensor) -> Tensor { let b = a.view([-1]); b.add_(1.0); a }"
+);
+
+snap!(
+    chained_inplace_on_input,
+    "",
+    "fn f(x: &Tensor) -> Tensor { x.mul_(2.0).add_(3.0); let c = x.narrow(0, 0, 1).add_(5.0); c.sum() }"
+);
+
+snap!(
+    row_loop,
+    "",
+    "fn f(b: &mut Tensor, n: usize) { for i in 0..n { b.select(0, i).mul_(2.0); } }"
+);
+
+snap!(
+    unbind_loop,
+    "remove = \"mutations_and_views\"",
+    "fn f(x: &Tensor) -> Tensor { let b = x.clone(); for r in b.unbind(0) { r.mul_(2.0); } b }"
+);
+
+snap!(
+    metadata_mutation_of_input,
+    "",
+    "fn f(x: &mut Tensor) -> Tensor { x.t_(); x.select(0, 0).fill_(1.0); x.sum() }"
+);
+
+snap!(
+    early_return_and_try,
+    "",
+    "fn f(x: &Tensor, stop: usize) -> Result<Tensor, String> { \
+        for i in 0..4 { if i == stop { return Ok(x.sum()); } x.select(0, i).add_(1.0); } \
+        let s = check(x)?; Ok(s) }"
+);
+
+snap!(
+    adam_over_slices,
+    "",
+    "fn adam(params: &mut [Tensor], grads: &[Tensor], m: &mut [Tensor], lr: f32) { \
+        for i in 0..params.len() { m[i].mul_(0.9).add_(&(&grads[i] * 0.1)); params[i].sub_(&(&m[i] * lr)); } }"
+);
+
+snap!(
+    opaque_helper,
+    "",
+    "fn f(x: &Tensor) -> Tensor { let b = x.clone(); let r = b.select(0, 1); helper(&r); b.sum() }"
+);
+
+snap!(
+    kv_cache,
+    "remove = \"mutations_and_views\"",
+    "fn step(cache: &Tensor, new: &Tensor, pos: usize) -> Tensor { \
+        cache.narrow(0, pos, 1).copy_(new); cache.narrow(0, 0, pos + 1).sum_dim(0, false) }"
+);
+
+snap!(
+    method_in_impl,
+    "",
+    "fn apply(&self, x: &Tensor) -> Tensor { x.mul_(self.scale); x.relu_(); x.sum() }"
+);
