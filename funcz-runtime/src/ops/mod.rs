@@ -1,1 +1,44 @@
-//! (being written)
+//! Tensor ops: constructors, elementwise arithmetic with broadcasting,
+//! in-place twins, reductions, `matmul`, `std::ops` operators, comparison
+//! and PyTorch-style printing.
+//!
+//! Every public op runs through [`crate::trace`] under PyTorch's aten name;
+//! in-place ops are recorded under their own name (`add_`, `copy_`, ...)
+//! and return a handle of the receiver.
+//!
+//! ```
+//! use funcz_runtime::Tensor;
+//! let x = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+//! let b = Tensor::from_vec(vec![10.0, 20.0], &[2]);
+//! let y = x.add(&b).mul(2.0); // [2, 2] + [2] broadcasts over rows
+//! assert_eq!(y.to_vec(), vec![22.0, 44.0, 26.0, 48.0]);
+//! x.add_(1.0);
+//! assert_eq!(x.to_vec(), vec![2.0, 3.0, 4.0, 5.0]);
+//! ```
+
+mod clone;
+mod compare;
+mod create;
+mod display;
+mod elementwise;
+mod inplace;
+mod kernel;
+mod matmul;
+mod operand;
+mod reduce;
+mod std_ops;
+
+pub use operand::{Operand, OperandRef};
+
+use crate::element::Element;
+use crate::trace::Arg;
+
+/// The recorded form of a scalar argument: `Float` for float element
+/// types, `Int` for integer ones.
+pub(crate) fn scalar_arg<T: Element>(v: T) -> Arg {
+    if T::IS_FLOAT {
+        Arg::Float(Element::to_f64(v))
+    } else {
+        Arg::Int(v.to_i64().unwrap_or(i64::MAX))
+    }
+}

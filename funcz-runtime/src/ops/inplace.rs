@@ -1,0 +1,547 @@
+//! In-place twins of the elementwise ops (`add_`, `mul_`, `copy_`, ...) and
+//! the functional `fill`/`zero`/`copy`.
+//!
+//! An in-place op writes through the receiver's storage, so every alias
+//! sees the result, bumps the storage version once, and returns a handle of
+//! the receiver (same trace identity), so calls chain:
+//! `x.mul_(2.0).add_(1.0)`. Operands broadcast to the receiver's shape,
+//! never the other way round; a receiver whose elements overlap in memory
+//! (an `expand`ed tensor) is refused; an operand that shares the receiver's
+//! storage is read completely before the first write.
+
+use crate::element::{Element, FloatElement};
+use crate::tensor::Tensor;
+use crate::trace::{self, Arg, ToArg};
+
+use super::elementwise::{
+    check_clamp_bounds, check_int_divisor, clamp_k, lerp_k, opt_scalar, pow_scalar_k, relu_k,
+    sigmoid_k,
+};
+use super::kernel::{
+    check_broadcast_into, check_writable, inplace_binary, inplace_unary, ternary_values,
+    write_values,
+};
+use super::operand::{Operand, OperandRef};
+use super::scalar_arg;
+
+fn record2<'a, T: Element>(
+    a: &'a Tensor<T>,
+    b: &'a OperandRef<'_, T>,
+) -> impl FnOnce() -> Vec<Arg> + 'a {
+    move || vec![a.to_arg(), b.to_arg()]
+}
+
+impl<T: Element> Tensor<T> {
+    /// In-place `self += other`, `other` broadcast to `self`'s shape
+    /// (aten `add_`). Returns `self`.
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let x = Tensor::<f32>::zeros(&[2, 2]);
+    /// let row = Tensor::from_vec(vec![1.0, 2.0], &[2]);
+    /// x.add_(&row).mul_(3.0);
+    /// assert_eq!(x.to_vec(), vec![3.0, 6.0, 3.0, 6.0]);
+    /// assert_eq!(x.version(), 2);
+    /// ```
+    pub fn add_(&self, other: impl Operand<T>) -> Tensor<T> {
+        let other = other.operand();
+        trace::op("add_", record2(self, &other), || {
+            inplace_binary("add_", self, other, |x, y| x + y);
+            self.handle()
+        })
+    }
+
+    /// In-place `self -= other` (aten `sub_`). Returns `self`.
+    pub fn sub_(&self, other: impl Operand<T>) -> Tensor<T> {
+        let other = other.operand();
+        trace::op("sub_", record2(self, &other), || {
+            inplace_binary("sub_", self, other, |x, y| x - y);
+            self.handle()
+        })
+    }
+
+    /// In-place `self *= other` (aten `mul_`). Returns `self`.
+    pub fn mul_(&self, other: impl Operand<T>) -> Tensor<T> {
+        let other = other.operand();
+        trace::op("mul_", record2(self, &other), || {
+            inplace_binary("mul_", self, other, |x, y| x * y);
+            self.handle()
+        })
+    }
+
+    /// In-place `self /= other` (aten `div_`); integers truncate and panic
+    /// on a zero divisor (before anything is written). Returns `self`.
+    pub fn div_(&self, other: impl Operand<T>) -> Tensor<T> {
+        let other = other.operand();
+        trace::op("div_", record2(self, &other), || {
+            check_int_divisor("div_", self.shape(), &other);
+            inplace_binary("div_", self, other, |x, y| x / y);
+            self.handle()
+        })
+    }
+
+    /// In-place negation (aten `neg_`). Returns `self`.
+    pub fn neg_(&self) -> Tensor<T> {
+        trace::op(
+            "neg_",
+            || vec![self.to_arg()],
+            || {
+                inplace_unary("neg_", self, |x| -x);
+                self.handle()
+            },
+        )
+    }
+
+    /// In-place absolute value (aten `abs_`). Returns `self`.
+    pub fn abs_(&self) -> Tensor<T> {
+        trace::op(
+            "abs_",
+            || vec![self.to_arg()],
+            || {
+                inplace_unary("abs_", self, |x| x.abs());
+                self.handle()
+            },
+        )
+    }
+
+    /// In-place `max(self, 0)` (aten `relu_`). Returns `self`.
+    pub fn relu_(&self) -> Tensor<T> {
+        trace::op(
+            "relu_",
+            || vec![self.to_arg()],
+            || {
+                inplace_unary("relu_", self, relu_k);
+                self.handle()
+            },
+        )
+    }
+
+    /// In-place [`clamp`](Tensor::clamp) (aten `clamp_`). Returns `self`.
+    pub fn clamp_(&self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Tensor<T> {
+        let (min, max) = (min.into(), max.into());
+        trace::op(
+            "clamp_",
+            || vec![self.to_arg(), opt_scalar(min), opt_scalar(max)],
+            || {
+                check_clamp_bounds("clamp_", min, max);
+                inplace_unary("clamp_", self, |x| clamp_k(x, min, max));
+                self.handle()
+            },
+        )
+    }
+
+    /// In-place `self += value * t1 * t2` (aten `addcmul_`); the broadcast
+    /// shape of all three must be `self`'s shape. Returns `self`.
+    pub fn addcmul_(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Tensor<T> {
+        trace::op(
+            "addcmul_",
+            || vec![self.to_arg(), t1.to_arg(), t2.to_arg(), scalar_arg(value)],
+            || {
+                check_writable("addcmul_", &self.layout);
+                let (v, s) = ternary_values("addcmul_", self, t1, t2, |x, a, b| x + value * a * b);
+                write_values("addcmul_", self, &v, &s);
+                self.handle()
+            },
+        )
+    }
+
+    /// Sets every element to `value` (aten `fill_`). Returns `self`.
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let x = Tensor::<i32>::zeros(&[3]);
+    /// x.fill_(7);
+    /// assert_eq!(x.to_vec(), vec![7, 7, 7]);
+    /// ```
+    pub fn fill_(&self, value: T) -> Tensor<T> {
+        trace::op(
+            "fill_",
+            || vec![self.to_arg(), scalar_arg(value)],
+            || {
+                inplace_unary("fill_", self, |_| value);
+                self.handle()
+            },
+        )
+    }
+
+    /// Sets every element to zero (aten `zero_`). Returns `self`.
+    pub fn zero_(&self) -> Tensor<T> {
+        trace::op(
+            "zero_",
+            || vec![self.to_arg()],
+            || {
+                inplace_unary("zero_", self, |_| T::zero());
+                self.handle()
+            },
+        )
+    }
+
+    /// Copies `src`, broadcast to `self`'s shape, into `self` (aten
+    /// `copy_`). `src` may alias `self` (it is read completely first).
+    /// Returns `self`.
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let x = Tensor::<f32>::zeros(&[2, 2]);
+    /// x.copy_(&Tensor::from_vec(vec![1.0, 2.0], &[2]));
+    /// assert_eq!(x.to_vec(), vec![1.0, 2.0, 1.0, 2.0]);
+    /// ```
+    pub fn copy_(&self, src: &Tensor<T>) -> Tensor<T> {
+        trace::op(
+            "copy_",
+            || vec![self.to_arg(), src.to_arg()],
+            || {
+                inplace_binary("copy_", self, OperandRef::Tensor(src), |_, y| y);
+                self.handle()
+            },
+        )
+    }
+
+    /// A fresh tensor of `self`'s shape filled with `value` (aten `fill`,
+    /// the functional twin of [`fill_`](Tensor::fill_)).
+    pub fn fill(&self, value: T) -> Tensor<T> {
+        trace::op(
+            "fill",
+            || vec![self.to_arg(), scalar_arg(value)],
+            || Tensor::from_contiguous(vec![value; self.numel()], self.shape()),
+        )
+    }
+
+    /// A fresh tensor of zeros of `self`'s shape (aten `zero`).
+    pub fn zero(&self) -> Tensor<T> {
+        trace::op(
+            "zero",
+            || vec![self.to_arg()],
+            || Tensor::from_contiguous(vec![T::zero(); self.numel()], self.shape()),
+        )
+    }
+
+    /// A fresh tensor of `self`'s shape holding `src` broadcast to it (aten
+    /// `copy`, the functional twin of [`copy_`](Tensor::copy_)).
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let x = Tensor::<f32>::zeros(&[2, 2]);
+    /// let y = x.copy(&Tensor::from_vec(vec![5.0], &[1]));
+    /// assert_eq!(y.to_vec(), vec![5.0; 4]);
+    /// assert_eq!(x.to_vec(), vec![0.0; 4]);
+    /// ```
+    pub fn copy(&self, src: &Tensor<T>) -> Tensor<T> {
+        trace::op(
+            "copy",
+            || vec![self.to_arg(), src.to_arg()],
+            || {
+                check_broadcast_into("copy", self.shape(), src.shape());
+                let out = Tensor::from_contiguous(vec![T::zero(); self.numel()], self.shape());
+                {
+                    let mut d = out.storage.write_unversioned();
+                    let s = src.storage.read();
+                    super::kernel::apply_binary(&mut d, &out.layout, &s, &src.layout, |_, y| y);
+                }
+                out
+            },
+        )
+    }
+}
+
+impl<T: FloatElement> Tensor<T> {
+    /// In-place `self ^= exponent` (aten `pow_`). Returns `self`.
+    pub fn pow_(&self, exponent: impl Operand<T>) -> Tensor<T> {
+        let e = exponent.operand();
+        trace::op("pow_", record2(self, &e), || {
+            match e {
+                OperandRef::Scalar(s) => inplace_unary("pow_", self, pow_scalar_k(s)),
+                OperandRef::Tensor(_) => inplace_binary("pow_", self, e, |x, y| x.powf(y)),
+            }
+            self.handle()
+        })
+    }
+
+    /// In-place `e^self` (aten `exp_`). Returns `self`.
+    pub fn exp_(&self) -> Tensor<T> {
+        trace::op(
+            "exp_",
+            || vec![self.to_arg()],
+            || {
+                inplace_unary("exp_", self, |x| x.exp());
+                self.handle()
+            },
+        )
+    }
+
+    /// In-place natural logarithm (aten `log_`). Returns `self`.
+    pub fn log_(&self) -> Tensor<T> {
+        trace::op(
+            "log_",
+            || vec![self.to_arg()],
+            || {
+                inplace_unary("log_", self, |x| x.ln());
+                self.handle()
+            },
+        )
+    }
+
+    /// In-place square root (aten `sqrt_`). Returns `self`.
+    pub fn sqrt_(&self) -> Tensor<T> {
+        trace::op(
+            "sqrt_",
+            || vec![self.to_arg()],
+            || {
+                inplace_unary("sqrt_", self, |x| x.sqrt());
+                self.handle()
+            },
+        )
+    }
+
+    /// In-place sigmoid (aten `sigmoid_`). Returns `self`.
+    pub fn sigmoid_(&self) -> Tensor<T> {
+        trace::op(
+            "sigmoid_",
+            || vec![self.to_arg()],
+            || {
+                inplace_unary("sigmoid_", self, sigmoid_k);
+                self.handle()
+            },
+        )
+    }
+
+    /// In-place hyperbolic tangent (aten `tanh_`). Returns `self`.
+    pub fn tanh_(&self) -> Tensor<T> {
+        trace::op(
+            "tanh_",
+            || vec![self.to_arg()],
+            || {
+                inplace_unary("tanh_", self, |x| x.tanh());
+                self.handle()
+            },
+        )
+    }
+
+    /// In-place `self += value * t1 / t2` (aten `addcdiv_`). Returns `self`.
+    pub fn addcdiv_(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Tensor<T> {
+        trace::op(
+            "addcdiv_",
+            || vec![self.to_arg(), t1.to_arg(), t2.to_arg(), scalar_arg(value)],
+            || {
+                check_writable("addcdiv_", &self.layout);
+                let (v, s) = ternary_values("addcdiv_", self, t1, t2, |x, a, b| x + value * a / b);
+                write_values("addcdiv_", self, &v, &s);
+                self.handle()
+            },
+        )
+    }
+
+    /// In-place [`lerp`](Tensor::lerp) toward `end` (aten `lerp_`).
+    /// Returns `self`.
+    pub fn lerp_(&self, end: &Tensor<T>, weight: impl Operand<T>) -> Tensor<T> {
+        let w = weight.operand();
+        trace::op(
+            "lerp_",
+            || vec![self.to_arg(), end.to_arg(), w.to_arg()],
+            || {
+                match w {
+                    OperandRef::Scalar(w) => {
+                        inplace_binary("lerp_", self, OperandRef::Tensor(end), |s, e| {
+                            lerp_k(s, e, w)
+                        })
+                    }
+                    OperandRef::Tensor(wt) => {
+                        check_writable("lerp_", &self.layout);
+                        let (v, s) = ternary_values("lerp_", self, end, wt, lerp_k);
+                        write_values("lerp_", self, &v, &s);
+                    }
+                }
+                self.handle()
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Tests that need aliases built from raw layouts (the view ops live
+    //! elsewhere).
+
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    use crate::layout::Layout;
+    use crate::tensor::Tensor;
+
+    fn square() -> Tensor<f32> {
+        Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2])
+    }
+
+    /// `x.t()` as a raw alias.
+    fn transposed(x: &Tensor<f32>) -> Tensor<f32> {
+        x.with_layout(Layout::new(&[2, 2], &[1, 2], 0))
+    }
+
+    #[test]
+    fn add_of_own_transpose_reads_operand_first() {
+        // PyTorch: x = [[1,2],[3,4]]; x.add_(x.t()) -> [[2,5],[5,8]].
+        let x = square();
+        x.add_(transposed(&x));
+        assert_eq!(x.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
+
+        // Writing through the transpose, reading the base.
+        let x = square();
+        let xt = transposed(&x);
+        xt.add_(&x);
+        assert_eq!(x.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
+        assert_eq!(xt.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
+    }
+
+    #[test]
+    fn copy_between_shifted_windows_of_one_storage() {
+        // x = [1,2,3,4,5]; x[0:4].copy_(x[1:5]) -> [2,3,4,5,5]
+        let x = Tensor::<i64>::from_vec(vec![1, 2, 3, 4, 5], &[5]);
+        let lo = x.with_layout(Layout::new(&[4], &[1], 0));
+        let hi = x.with_layout(Layout::new(&[4], &[1], 1));
+        lo.copy_(&hi);
+        assert_eq!(x.to_vec(), vec![2, 3, 4, 5, 5]);
+        // x = [1,2,3,4,5]; x[1:5].copy_(x[0:4]) -> [1,1,2,3,4]
+        // (a naive forward loop would smear 1 over everything).
+        let x = Tensor::<i64>::from_vec(vec![1, 2, 3, 4, 5], &[5]);
+        let lo = x.with_layout(Layout::new(&[4], &[1], 0));
+        let hi = x.with_layout(Layout::new(&[4], &[1], 1));
+        hi.copy_(&lo);
+        assert_eq!(x.to_vec(), vec![1, 1, 2, 3, 4]);
+        assert_eq!(x.version(), 1);
+    }
+
+    #[test]
+    fn operand_with_identical_layout_is_used_elementwise() {
+        let x = Tensor::<f64>::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+        let alias = x.with_layout(*x.layout());
+        x.mul_(&alias);
+        assert_eq!(x.to_vec(), vec![1.0, 4.0, 9.0]);
+        assert_eq!(alias.version(), 1);
+    }
+
+    #[test]
+    fn out_of_place_op_on_aliases_leaves_them_untouched() {
+        let x = square();
+        let y = x.add(transposed(&x));
+        assert_eq!(y.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
+        assert_eq!(x.to_vec(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(x.version(), 0);
+        assert!(y.is_contiguous());
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "funcz: add_: unsupported operation: more than one element of the \
+                               written-to tensor refers to a single memory location (shape [2, 3], \
+                               strides [0, 1]). Please clone() the tensor before performing the \
+                               operation."
+    )]
+    fn inplace_into_expanded_tensor_is_refused() {
+        let base = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+        let expanded = base.with_layout(Layout::new(&[2, 3], &[0, 1], 0));
+        expanded.add_(1.0);
+    }
+
+    #[test]
+    fn refused_inplace_op_writes_nothing_and_keeps_the_version() {
+        let base = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[4]);
+        // Overlapping as_strided: [[x0, x1], [x1, x2]].
+        let windows = base.with_layout(Layout::new(&[2, 2], &[1, 1], 0));
+        for (name, f) in [
+            (
+                "mul_",
+                Box::new(|| drop(windows.mul_(2.0))) as Box<dyn Fn()>,
+            ),
+            ("exp_", Box::new(|| drop(windows.exp_()))),
+            ("fill_", Box::new(|| drop(windows.fill_(0.0)))),
+            (
+                "copy_",
+                Box::new(|| drop(windows.copy_(&Tensor::zeros(&[2, 2])))),
+            ),
+            (
+                "addcmul_",
+                Box::new(|| drop(windows.addcmul_(&base, &base, 1.0))),
+            ),
+        ] {
+            let err = catch_unwind(AssertUnwindSafe(f)).expect_err(name);
+            let msg = err.downcast_ref::<String>().unwrap();
+            assert!(
+                msg.starts_with(&format!("funcz: {name}: unsupported operation")),
+                "{msg}"
+            );
+            assert!(msg.contains("(shape [2, 2], strides [1, 1])"), "{msg}");
+        }
+        assert_eq!(base.to_vec(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(base.version(), 0);
+    }
+
+    #[test]
+    fn expanded_tensor_can_be_read() {
+        let base = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+        let expanded = base.with_layout(Layout::new(&[2, 3], &[0, 1], 0));
+        assert_eq!(
+            expanded.add(1.0).to_vec(),
+            vec![2.0, 3.0, 4.0, 2.0, 3.0, 4.0]
+        );
+        let acc = Tensor::<f32>::zeros(&[2, 3]);
+        acc.add_(&expanded).add_(&expanded);
+        assert_eq!(acc.to_vec(), vec![2.0, 4.0, 6.0, 2.0, 4.0, 6.0]);
+    }
+
+    #[test]
+    fn write_through_an_alias_is_seen_by_the_base() {
+        let base = square();
+        let row1 = base.with_layout(Layout::new(&[2], &[1], 2));
+        row1.mul_(10.0);
+        assert_eq!(base.to_vec(), vec![1.0, 2.0, 30.0, 40.0]);
+        assert_eq!(base.version(), 1);
+        let col0 = base.with_layout(Layout::new(&[2], &[2], 0));
+        col0.neg_();
+        assert_eq!(base.to_vec(), vec![-1.0, 2.0, -30.0, 40.0]);
+        assert_eq!(base.version(), 2);
+    }
+
+    #[test]
+    fn strided_destination_with_broadcast_operand() {
+        // Storage [0..6] seen as the transpose of a 3x2 matrix: [2, 3]
+        // with strides [1, 2]; adding a row [100, 200, 300] hits storage
+        // column by column.
+        let x = Tensor::<i32>::from_vec((0..6).collect(), &[3, 2]);
+        let xt = x.with_layout(Layout::new(&[2, 3], &[1, 2], 0));
+        xt.add_(Tensor::from_vec(vec![100, 200, 300], &[3]));
+        assert_eq!(x.to_vec(), vec![100, 101, 202, 203, 304, 305]);
+        // A strided unary op goes through the ndarray path.
+        xt.neg_();
+        assert_eq!(x.to_vec(), vec![-100, -101, -202, -203, -304, -305]);
+        // A strided copy_ from a contiguous source.
+        xt.copy_(&Tensor::from_vec(vec![1, 2, 3, 4, 5, 6], &[2, 3]));
+        // xt[i][j] = storage[2j + i] = 3i + j + 1
+        assert_eq!(x.to_vec(), vec![1, 4, 2, 5, 3, 6]);
+    }
+
+    #[test]
+    fn ternary_inplace_ops_with_aliased_operands() {
+        // x = [[1,2],[3,4]]; x.addcmul_(x.t(), x, 1) = x + x.t() * x
+        //   = [[1+1*1, 2+3*2], [3+2*3, 4+4*4]] = [[2, 8], [9, 20]]
+        let x = square();
+        let xt = transposed(&x);
+        x.addcmul_(&xt, &x, 1.0);
+        assert_eq!(x.to_vec(), vec![2.0, 8.0, 9.0, 20.0]);
+        assert_eq!(x.version(), 1);
+        // lerp_ toward own transpose with weight 0.5: (x + x.t()) / 2.
+        let x = square();
+        x.lerp_(&transposed(&x), 0.5);
+        assert_eq!(x.to_vec(), vec![1.0, 2.5, 2.5, 4.0]);
+    }
+
+    #[test]
+    fn version_is_shared_by_aliases_and_bumped_once_per_op() {
+        let base = square();
+        let alias = transposed(&base);
+        assert_eq!(base.version(), 0);
+        alias.add_(&base).mul_(2.0).clamp_(0.0, 9.0);
+        assert_eq!(base.version(), 3);
+        assert_eq!(alias.version(), 3);
+        // [[2,5],[5,8]] * 2 = [[4,10],[10,16]] clamped to 9.
+        assert_eq!(base.to_vec(), vec![4.0, 9.0, 9.0, 9.0]);
+    }
+}
