@@ -5,7 +5,7 @@
 //! Run with `cargo run --example seed`.
 
 use funcz::trace::Tracer;
-use funcz::{functionalize, Tensor};
+use funcz::{Tensor, functionalize};
 
 /// A function that uses mutations and views, but only on intermediates.
 fn f(a: &Tensor) -> Tensor {
@@ -46,9 +46,12 @@ fn main() {
     println!("{}", out1.allclose(&out2, 1e-5, 1e-8));
 
     let (_, f_traced) = Tracer::new("forward").input("a", &inpt).run(|| f(&inpt));
-    let (_, f_no_mutations_traced) = Tracer::new("forward").input("a", &inpt).run(|| f_no_mutations(&inpt));
-    let (_, f_no_mutations_and_views_traced) =
-        Tracer::new("forward").input("a", &inpt).run(|| f_no_mutations_and_views(&inpt));
+    let (_, f_no_mutations_traced) = Tracer::new("forward")
+        .input("a", &inpt)
+        .run(|| f_no_mutations(&inpt));
+    let (_, f_no_mutations_and_views_traced) = Tracer::new("forward")
+        .input("a", &inpt)
+        .run(|| f_no_mutations_and_views(&inpt));
     println!("\n{f_traced}");
     println!("{f_no_mutations_traced}");
     println!("{f_no_mutations_and_views_traced}");
@@ -63,5 +66,10 @@ fn main() {
         .run(|| g_no_mutations_and_views(inpt.shallow_clone()));
     println!("{g_traced}");
     let after = inpt.to_vec();
-    assert!(before.iter().zip(&after).all(|(b, a)| (a - b - 1.0).abs() < 1e-6));
+    assert!(
+        before
+            .iter()
+            .zip(&after)
+            .all(|(b, a)| (a - b - 1.0).abs() < 1e-6)
+    );
 }

@@ -115,7 +115,9 @@ variants!(two_views, two_views_f, two_views_fv; fn (x: &Tensor) -> Tensor {
 
 #[test]
 fn views_see_mutations_of_siblings_and_base() {
-    let [g1, _] = check("two_views", &[iota(&[2, 2])], |v, x| vec![[two_views, two_views_f, two_views_fv][v](&x[0])]);
+    let [g1, _] = check("two_views", &[iota(&[2, 2])], |v, x| {
+        vec![[two_views, two_views_f, two_views_fv][v](&x[0])]
+    });
     // The only dead op is the user's own `b.t()`, made before `v1`'s
     // mutation made it stale; regenerations are made only where used.
     let dead: Vec<&str> = g1.dead_nodes().iter().map(|n| n.op).collect();
@@ -321,7 +323,9 @@ variants!(opaque, opaque_f, opaque_fv; fn (x: &Tensor) -> Tensor {
 fn opaque_helpers() {
     // The helpers' own in-place ops run (the macro cannot see into them);
     // everything else is functional and the values match the original.
-    common::check_values("opaque", &[iota(&[3, 3])], |v, x| vec![[opaque, opaque_f, opaque_fv][v](&x[0])]);
+    common::check_values("opaque", &[iota(&[3, 3])], |v, x| {
+        vec![[opaque, opaque_f, opaque_fv][v](&x[0])]
+    });
 }
 
 // Methods in impl blocks.

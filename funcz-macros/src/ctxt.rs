@@ -20,10 +20,6 @@ impl Ctxt {
         ));
     }
 
-    pub(crate) fn push(&self, e: syn::Error) {
-        self.errors.borrow_mut().push(e);
-    }
-
     pub(crate) fn has_errors(&self) -> bool {
         !self.errors.borrow().is_empty()
     }

@@ -191,7 +191,7 @@ fn lower_fn(
     lw.exit = exit.clone();
     let mut stmts = lw.lower_stmts(func.block.stmts.clone());
     match stmts.pop() {
-        Some(Stmt::Expr(e, None)) => {
+        Some(Stmt::Expr(e, None)) if !matches!(e, syn::Expr::ForLoop(_) | syn::Expr::While(_)) => {
             let tail = lw.lower_tail(e);
             stmts.push(Stmt::Expr(tail, None));
         }

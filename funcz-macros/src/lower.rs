@@ -56,8 +56,8 @@ enum Place {
     Index(usize, Expr),
 }
 
+#[allow(clippy::large_enum_variant)] // short-lived, one per in-place call
 enum Target {
-    Fresh(Expr),
     Place {
         prelude: Vec<Stmt>,
         place: Place,
@@ -924,7 +924,6 @@ impl<'a> Lowerer<'a> {
                 Expr::MethodCall(m.clone())
             }
             Some(Target::Refused) => Expr::MethodCall(m.clone()),
-            Some(Target::Fresh(recv)) => parse_quote!(#recv.#fname(#args)),
             Some(Target::Place {
                 prelude,
                 place,
@@ -945,7 +944,7 @@ impl<'a> Lowerer<'a> {
                 stmts.push(parse_quote!(let #new = #v.#fname(#args);));
                 stmts.push(parse_quote!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);));
                 let tail: Expr = match want {
-                    Want::Nothing => parse_quote!(()),
+                    Want::Nothing => return parse_quote!({ #(#stmts)* }),
                     Want::Value => parse_quote!(#rt::handle(&#v)),
                     Want::Bound => parse_quote!((#rt::handle(&#v), #s.clone())),
                 };
@@ -992,7 +991,7 @@ impl<'a> Lowerer<'a> {
             None => stmts.push(parse_quote!(#value = #new;)),
         }
         let tail: Expr = match (want, &state) {
-            (Want::Nothing, _) => parse_quote!(()),
+            (Want::Nothing, _) => return parse_quote!({ #(#stmts)* }),
             (Want::Value, _) => parse_quote!(#rt::handle(&#value)),
             (Want::Bound, Some(s)) => parse_quote!((#rt::handle(&#value), #s.clone())),
             (Want::Bound, None) => {
@@ -1278,9 +1277,9 @@ impl VisitMut for Lowerer<'_> {
                         );
                         visit_mut::visit_expr_mut(self, e);
                     }
-                    Some(OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. })
-                        if self.copies() && self.is_tensor_expr(&m.receiver) =>
-                    {
+                    Some(
+                        OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. },
+                    ) if self.copies() && self.is_tensor_expr(&m.receiver) => {
                         // A view only read: its `*_copy` in copies mode.
                         let multi = matches!(kind, Some(OpKind::MultiView { .. }));
                         visit_mut::visit_expr_mut(self, e);

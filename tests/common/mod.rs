@@ -22,7 +22,7 @@ macro_rules! variants {
 
 /// Deep copies of `inputs`, so each variant starts from the same values.
 pub fn fresh(inputs: &[Tensor]) -> Vec<Tensor> {
-    inputs.iter().map(|t| t.clone()).collect()
+    inputs.to_vec()
 }
 
 pub fn same(a: &Tensor, b: &Tensor) -> bool {
@@ -33,17 +33,30 @@ pub fn same(a: &Tensor, b: &Tensor) -> bool {
 /// 2 (mutations_and_views); asserts equal outputs and final inputs (values
 /// and shapes), and that the functionalized traces are pure. Returns the
 /// two functionalized graphs.
-pub fn check(name: &str, inputs: &[Tensor], call: impl Fn(usize, &mut Vec<Tensor>) -> Vec<Tensor>) -> [Graph; 2] {
+pub fn check(
+    name: &str,
+    inputs: &[Tensor],
+    call: impl Fn(usize, &mut Vec<Tensor>) -> Vec<Tensor>,
+) -> [Graph; 2] {
     check_impl(name, inputs, call, true)
 }
 
 /// [`check`] without the purity check (for programs that call helpers the
 /// macro cannot see into, whose own in-place ops still run).
-pub fn check_values(name: &str, inputs: &[Tensor], call: impl Fn(usize, &mut Vec<Tensor>) -> Vec<Tensor>) -> [Graph; 2] {
+pub fn check_values(
+    name: &str,
+    inputs: &[Tensor],
+    call: impl Fn(usize, &mut Vec<Tensor>) -> Vec<Tensor>,
+) -> [Graph; 2] {
     check_impl(name, inputs, call, false)
 }
 
-fn check_impl(name: &str, inputs: &[Tensor], call: impl Fn(usize, &mut Vec<Tensor>) -> Vec<Tensor>, pure: bool) -> [Graph; 2] {
+fn check_impl(
+    name: &str,
+    inputs: &[Tensor],
+    call: impl Fn(usize, &mut Vec<Tensor>) -> Vec<Tensor>,
+    pure: bool,
+) -> [Graph; 2] {
     let mut ins0 = fresh(inputs);
     let out0 = call(0, &mut ins0);
     let mut graphs = Vec::new();
@@ -77,8 +90,8 @@ fn check_impl(name: &str, inputs: &[Tensor], call: impl Fn(usize, &mut Vec<Tenso
             );
         }
         let bad = graph.mutations_except_input_writeback();
-        assert!(!pure || 
-            bad.is_empty(),
+        assert!(
+            !pure || bad.is_empty(),
             "{name} v{variant}: in-place ops remain: {:?}\n{graph}",
             bad.iter().map(|n| n.op).collect::<Vec<_>>()
         );

@@ -81,7 +81,8 @@ fn expander_never_panics_and_always_emits_rust() {
     let mut refused = 0;
     for args in ARGS {
         for src in CORPUS {
-            let (Ok(a), Ok(item)) = (args.parse::<TokenStream>(), src.parse::<TokenStream>()) else {
+            let (Ok(a), Ok(item)) = (args.parse::<TokenStream>(), src.parse::<TokenStream>())
+            else {
                 continue;
             };
             let out = std::panic::catch_unwind(|| crate::expand::expand(a, item))

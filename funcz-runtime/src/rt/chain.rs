@@ -4,8 +4,8 @@
 use crate::element::Element;
 use crate::tensor::Tensor;
 
-use super::meta::ViewMeta;
 use super::Mode;
+use super::meta::ViewMeta;
 
 /// The value of the alias reached from `root` through `chain` (each view
 /// replayed, or its `*_copy`, by mode). Recorded in the trace.
@@ -22,7 +22,12 @@ pub fn replay<T: Element>(root: &Tensor<T>, chain: &[ViewMeta], mode: Mode) -> T
 /// apply each view's inverse from the bottom up. Intermediates whose data no
 /// later inverse reads are computed as untraced views (only their shape is
 /// used), so the trace shows no dead ops.
-pub fn writeback<T: Element>(root: &Tensor<T>, chain: &[ViewMeta], new: Tensor<T>, mode: Mode) -> Tensor<T> {
+pub fn writeback<T: Element>(
+    root: &Tensor<T>,
+    chain: &[ViewMeta],
+    new: Tensor<T>,
+    mode: Mode,
+) -> Tensor<T> {
     let n = chain.len();
     if n == 0 {
         return new;

@@ -4,9 +4,9 @@ use crate::args::IntoShape;
 use crate::element::Element;
 use crate::tensor::Tensor;
 
-use super::meta::MultiMeta;
-use super::tracked::{view, Tracked};
 use super::Mode;
+use super::meta::MultiMeta;
+use super::tracked::{Tracked, view};
 
 /// A value `?` may return early on (`Err`, `None`).
 pub trait Exit {
@@ -52,7 +52,9 @@ pub fn resized<T: Element>(t: &Tensor<T>, shape: impl IntoShape) -> Tensor<T> {
         .into_shape()
         .into_iter()
         .map(|d| {
-            usize::try_from(d).unwrap_or_else(|_| panic!("funcz: resize_: negative size {d} in the requested shape"))
+            usize::try_from(d).unwrap_or_else(|_| {
+                panic!("funcz: resize_: negative size {d} in the requested shape")
+            })
         })
         .collect();
     let n: usize = shape.iter().product();
@@ -60,7 +62,12 @@ pub fn resized<T: Element>(t: &Tensor<T>, shape: impl IntoShape) -> Tensor<T> {
     data.resize(n, T::zero());
     crate::trace::op(
         "resize",
-        || vec![crate::trace::ToArg::to_arg(t), crate::trace::ToArg::to_arg(&shape[..])],
+        || {
+            vec![
+                crate::trace::ToArg::to_arg(t),
+                crate::trace::ToArg::to_arg(&shape[..]),
+            ]
+        },
         || Tensor::from_contiguous(data, &shape),
     )
 }

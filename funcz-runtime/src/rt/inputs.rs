@@ -61,8 +61,16 @@ pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
     for (name, input) in inputs {
         for (k, key) in input.storage_keys().into_iter().enumerate() {
             if let Some((other, j)) = seen.insert(key, (name, k)) {
-                let a = if *other == **name { format!("`{other}[{j}]`") } else { format!("`{other}`") };
-                let b = if *other == **name { format!("`{name}[{k}]`") } else { format!("`{name}`") };
+                let a = if *other == **name {
+                    format!("`{other}[{j}]`")
+                } else {
+                    format!("`{other}`")
+                };
+                let b = if *other == **name {
+                    format!("`{name}[{k}]`")
+                } else {
+                    format!("`{name}`")
+                };
                 panic!(
                     "funcz: {function}: inputs {a} and {b} share storage; a functionalized function that mutates \
                      its inputs needs them to be independent. help: pass a .clone() of one of them"

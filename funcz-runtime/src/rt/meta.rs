@@ -138,8 +138,16 @@ impl ViewMeta {
         ViewMeta::Unfold(dim.as_i64(), size.as_i64(), step.as_i64())
     }
     /// Captures `as_strided(size, stride, storage_offset)`.
-    pub fn as_strided(size: impl IntoShape, stride: impl IntoShape, storage_offset: impl AsI64) -> Self {
-        ViewMeta::AsStrided(size.into_shape(), stride.into_shape(), storage_offset.as_i64())
+    pub fn as_strided(
+        size: impl IntoShape,
+        stride: impl IntoShape,
+        storage_offset: impl AsI64,
+    ) -> Self {
+        ViewMeta::AsStrided(
+            size.into_shape(),
+            stride.into_shape(),
+            storage_offset.as_i64(),
+        )
     }
     /// Captures `alias()`.
     pub fn alias() -> Self {
@@ -153,7 +161,10 @@ impl ViewMeta {
     /// True for `reshape`/`flatten`/`contiguous`, which alias only when the
     /// strides allow it.
     pub fn is_maybe_view(&self) -> bool {
-        matches!(self, ViewMeta::Reshape(_) | ViewMeta::Flatten | ViewMeta::Contiguous)
+        matches!(
+            self,
+            ViewMeta::Reshape(_) | ViewMeta::Flatten | ViewMeta::Contiguous
+        )
     }
 
     /// The layout this view has when applied to a tensor laid out as `l`
@@ -176,7 +187,9 @@ impl ViewMeta {
             Unsqueeze(d) => sh::unsqueeze_layout("unsqueeze", l, *d),
             Expand(s) => sh::expand_layout("expand", l, s),
             Unfold(d, sz, st) => sh::unfold_layout("unfold", l, *d, *sz, *st),
-            AsStrided(sz, st, o) => sh::as_strided_layout("as_strided", l.storage_end(), sz, st, *o),
+            AsStrided(sz, st, o) => {
+                sh::as_strided_layout("as_strided", l.storage_end(), sz, st, *o)
+            }
             Alias | Detach | Contiguous => *l,
         }
     }
@@ -338,7 +351,12 @@ impl ViewMeta {
 
     /// Writes `mutated` (the new value of this view of `base`) back: returns
     /// the new value of `base`. Recorded in the trace.
-    pub fn reverse<T: Element>(&self, base: &Tensor<T>, mutated: Tensor<T>, mode: Mode) -> Tensor<T> {
+    pub fn reverse<T: Element>(
+        &self,
+        base: &Tensor<T>,
+        mutated: Tensor<T>,
+        mode: Mode,
+    ) -> Tensor<T> {
         use ViewMeta::*;
         let copies = mode == Mode::Copies;
         let shape: Vec<i64> = base.shape().iter().map(|&n| n as i64).collect();
@@ -380,7 +398,9 @@ impl ViewMeta {
             Slice(d, s, e, st) => base.slice_scatter(&mutated, *d, *s, *e, *st),
             Select(d, i) => base.select_scatter(&mutated, *d, *i),
             Diagonal(o, a, b) => base.diagonal_scatter(&mutated, *o, *a, *b),
-            AsStrided(s, st, o) => base.as_strided_scatter(&mutated, s.as_slice(), st.as_slice(), *o),
+            AsStrided(s, st, o) => {
+                base.as_strided_scatter(&mutated, s.as_slice(), st.as_slice(), *o)
+            }
             Unfold(..) => {
                 // Non-overlapping windows (overlap was refused before): the
                 // unfold is an as_strided of a contiguous base, so write back
@@ -390,13 +410,22 @@ impl ViewMeta {
                 let l = self.apply_layout(&contiguous_base);
                 let size: Vec<i64> = l.shape.iter().map(|&x| x as i64).collect();
                 let stride: Vec<i64> = l.strides.iter().map(|&x| x as i64).collect();
-                base.as_strided_scatter(&mutated, size.as_slice(), stride.as_slice(), l.offset as i64)
+                base.as_strided_scatter(
+                    &mutated,
+                    size.as_slice(),
+                    stride.as_slice(),
+                    l.offset as i64,
+                )
             }
             Squeeze => {
                 let mut t = mutated;
                 for (d, &n) in base.shape().iter().enumerate() {
                     if n == 1 {
-                        t = if copies { t.unsqueeze_copy(d as i64) } else { t.unsqueeze(d as i64) };
+                        t = if copies {
+                            t.unsqueeze_copy(d as i64)
+                        } else {
+                            t.unsqueeze(d as i64)
+                        };
                     }
                 }
                 t
@@ -504,4 +533,3 @@ impl MultiMeta {
         }
     }
 }
-

@@ -21,11 +21,14 @@ mod meta;
 mod tracked;
 
 pub use chain::{replay, writeback};
-pub use exit::{is_exit, multi_out, resized, Exit};
-pub use inputs::{check_inputs_disjoint, input, write_back, write_back_all, write_back_layout, InputKey};
+pub use exit::{Exit, is_exit, multi_out, resized};
+pub use inputs::{
+    InputKey, check_inputs_disjoint, input, write_back, write_back_all, write_back_layout,
+};
 pub use meta::{MultiMeta, ViewMeta};
 pub use tracked::{
-    commit, commit_root, handle, meta_inplace, multi_view, sync, sync_all, version, view, view_value, Tracked,
+    Tracked, commit, commit_root, handle, meta_inplace, multi_view, sync, sync_all, version, view,
+    view_value,
 };
 
 /// Which ops the functionalized body may still run.

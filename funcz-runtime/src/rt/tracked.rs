@@ -5,9 +5,9 @@ use crate::element::Element;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 
+use super::Mode;
 use super::chain::{replay, writeback};
 use super::meta::{MultiMeta, ViewMeta};
-use super::Mode;
 
 /// The alias state of one tensor variable in functionalized code.
 ///
@@ -113,7 +113,12 @@ fn check_as_strided(parent: &Tracked, meta: &ViewMeta, parent_value_layout: &Lay
 /// [`Mode::Copies`]; returns its value and state. `reshape`, `flatten` and
 /// `contiguous` alias only when the *original* layout allows it, exactly as
 /// the mutating program would.
-pub fn view<T: Element>(parent: &Tensor<T>, pstate: &Tracked, meta: ViewMeta, mode: Mode) -> (Tensor<T>, Tracked) {
+pub fn view<T: Element>(
+    parent: &Tensor<T>,
+    pstate: &Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+) -> (Tensor<T>, Tracked) {
     if meta.is_maybe_view() {
         let as_view = match &meta {
             ViewMeta::Reshape(s) => ViewMeta::View(s.clone()),
@@ -208,7 +213,13 @@ pub fn multi_view<T: Element>(
 
 /// Regenerates `value` from its root if the root was mutated since the
 /// value was last made (lazily, as PyTorch: only where it is used).
-pub fn sync<T: Element>(value: &mut Tensor<T>, state: &mut Tracked, root: &Tensor<T>, rstate: &Tracked, mode: Mode) {
+pub fn sync<T: Element>(
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    root: &Tensor<T>,
+    rstate: &Tracked,
+    mode: Mode,
+) {
     if state.follows(rstate) && state.generation != rstate.generation {
         *value = replay(root, &state.chain, mode);
         state.generation = rstate.generation;
@@ -262,7 +273,12 @@ pub fn commit<T: Element>(
 }
 
 /// Commits `new` as the value of a root after the in-place op `op`.
-pub fn commit_root<T: Element>(op: &str, root: &mut Tensor<T>, rstate: &mut Tracked, new: Tensor<T>) {
+pub fn commit_root<T: Element>(
+    op: &str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    new: Tensor<T>,
+) {
     check_overlap(op, &rstate.orig);
     *root = new;
     rstate.generation += 1;
@@ -270,7 +286,12 @@ pub fn commit_root<T: Element>(op: &str, root: &mut Tensor<T>, rstate: &mut Trac
 
 /// Applies the metadata mutation `meta` (`t_`, `transpose_`, ...) to an
 /// alias: its chain grows, its data is untouched.
-pub fn meta_inplace<T: Element>(value: &mut Tensor<T>, state: &mut Tracked, meta: ViewMeta, mode: Mode) {
+pub fn meta_inplace<T: Element>(
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+) {
     let (v, s) = view(value, state, meta, mode);
     *value = v;
     *state = s;
