@@ -1,0 +1,2086 @@
+//! The program generator: seeded, reproducible, well-formed random Rust
+//! functions over funcz's op table.
+//!
+//! This file has no dependencies: `build.rs` includes it with `#[path]` to
+//! write the programs, and the library exposes it (`funcz_difftest::gen`)
+//! so that its own invariants are unit-tested.
+//!
+//! The generator keeps a model of every tensor the program can name: its
+//! layout (shape, strides, storage offset, exactly as the runtime computes
+//! them), whether it may be written to (not derived from `expand` or from a
+//! view whose elements overlap), and how the program may refer to it. It
+//! only emits operations that are valid for the modelled layouts, so the
+//! original program never panics; and it only emits constructs whose
+//! layout does not depend on the path taken through branches and loops
+//! (metadata mutations of a variable happen in the block that declares it).
+//!
+//! Program `i` of seed `s` depends only on `(s, i)`, not on how many
+//! programs are generated.
+
+use std::fmt::Write as _;
+
+// ---------------------------------------------------------------------------
+// random numbers
+
+/// SplitMix64: small, fast, and the same on every platform.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        assert!(n > 0, "below(0)");
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        assert!(lo <= hi, "empty range {lo}..={hi}");
+        lo + (self.next_u64() % ((hi - lo) as u64 + 1)) as i64
+    }
+
+    /// True with probability `percent`/100.
+    pub fn chance(&mut self, percent: u32) -> bool {
+        self.below(100) < percent as usize
+    }
+
+    /// A uniformly chosen element.
+    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+
+    /// An index chosen with the given weights (not all zero).
+    pub fn weighted(&mut self, weights: &[u32]) -> usize {
+        let total: u32 = weights.iter().sum();
+        let mut r = self.below(total as usize) as u32;
+        for (i, &w) in weights.iter().enumerate() {
+            if r < w {
+                return i;
+            }
+            r -= w;
+        }
+        unreachable!("weights sum to total")
+    }
+}
+
+/// The seed of program `index` of run `seed`.
+pub fn program_seed(seed: u64, index: usize) -> u64 {
+    let mut r = Rng::new(seed ^ (index as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+    r.next_u64()
+}
+
+// ---------------------------------------------------------------------------
+// layouts (the runtime's rules, re-derived independently)
+
+/// A strided layout: what a tensor handle sees of its storage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lay {
+    /// Sizes.
+    pub shape: Vec<usize>,
+    /// Strides, in elements.
+    pub strides: Vec<usize>,
+    /// Storage offset, in elements.
+    pub offset: usize,
+}
+
+impl Lay {
+    /// Row-major strides for `shape`, offset 0.
+    pub fn contiguous(shape: &[usize]) -> Lay {
+        let mut strides = vec![0; shape.len()];
+        let mut acc = 1;
+        for d in (0..shape.len()).rev() {
+            strides[d] = acc;
+            acc *= shape[d].max(1);
+        }
+        Lay {
+            shape: shape.to_vec(),
+            strides,
+            offset: 0,
+        }
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// PyTorch's `is_contiguous` (strides of size-1 dims are ignored).
+    pub fn is_contiguous(&self) -> bool {
+        if self.numel() == 0 {
+            return true;
+        }
+        let mut expected = 1;
+        for d in (0..self.ndim()).rev() {
+            if self.shape[d] == 1 {
+                continue;
+            }
+            if self.strides[d] != expected {
+                return false;
+            }
+            expected *= self.shape[d];
+        }
+        true
+    }
+
+    /// True if two elements share a storage location.
+    pub fn overlaps(&self) -> bool {
+        if self.numel() <= 1 {
+            return false;
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut idx = vec![0usize; self.ndim()];
+        loop {
+            let pos: usize = idx.iter().zip(&self.strides).map(|(i, s)| i * s).sum();
+            if !seen.insert(pos) {
+                return true;
+            }
+            let mut d = self.ndim();
+            loop {
+                if d == 0 {
+                    return false;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < self.shape[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+
+    /// One past the last storage element reached.
+    pub fn end(&self) -> usize {
+        if self.numel() == 0 {
+            return self.offset;
+        }
+        self.offset
+            + self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .map(|(n, s)| (n - 1) * s)
+                .sum::<usize>()
+            + 1
+    }
+}
+
+fn wrap(d: i64, n: usize) -> usize {
+    let n = n.max(1) as i64;
+    (if d < 0 { d + n } else { d }) as usize
+}
+
+/// PyTorch's `computeStride`: strides viewing `l` as `new` without a copy.
+pub fn view_strides(l: &Lay, new: &[usize]) -> Option<Vec<usize>> {
+    if l.ndim() == 0 {
+        return Some(vec![1; new.len()]);
+    }
+    if l.numel() == 0 {
+        return None;
+    }
+    let (old, os) = (&l.shape, &l.strides);
+    let mut ns = vec![0usize; new.len()];
+    let mut view_d = new.len() as isize - 1;
+    let mut base = *os.last().expect("ndim > 0");
+    let (mut tn, mut vn) = (1usize, 1usize);
+    for td in (0..old.len()).rev() {
+        tn *= old[td];
+        if td == 0 || (old[td - 1] != 1 && os[td - 1] != tn * base) {
+            while view_d >= 0 && (vn < tn || new[view_d as usize] == 1) {
+                ns[view_d as usize] = vn * base;
+                vn *= new[view_d as usize];
+                view_d -= 1;
+            }
+            if vn != tn {
+                return None;
+            }
+            if td > 0 {
+                base = os[td - 1];
+                tn = 1;
+                vn = 1;
+            }
+        }
+    }
+    if view_d != -1 {
+        return None;
+    }
+    Some(ns)
+}
+
+/// `-1` in a requested shape, resolved.
+fn infer(shape: &[i64], numel: usize) -> Vec<usize> {
+    let known: usize = shape.iter().filter(|&&s| s >= 0).map(|&s| s as usize).product();
+    shape
+        .iter()
+        .map(|&s| if s < 0 { numel / known.max(1) } else { s as usize })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// view ops
+
+/// An integer argument: its text (a literal, or an expression of a loop
+/// variable) and a representative value for the model (the layout's shape
+/// never depends on which value it takes).
+#[derive(Clone, Debug)]
+struct Arg {
+    text: String,
+    value: i64,
+}
+
+fn lit(v: i64) -> Arg {
+    Arg {
+        text: v.to_string(),
+        value: v,
+    }
+}
+
+#[derive(Clone, Debug)]
+enum View {
+    View(Vec<i64>),
+    Reshape(Vec<i64>),
+    Flatten,
+    Contiguous,
+    T,
+    Transpose(i64, i64),
+    Permute(Vec<i64>),
+    Narrow(i64, Arg, i64),
+    Slice(i64, i64, i64, i64),
+    Select(i64, Arg),
+    Diagonal(i64, i64, i64),
+    Squeeze,
+    SqueezeDim(i64),
+    Unsqueeze(i64),
+    Expand(Vec<i64>),
+    Unfold(i64, i64, i64),
+    AsStrided(Vec<usize>, Vec<usize>, usize),
+    Alias,
+    Detach,
+}
+
+fn ints(v: &[i64]) -> String {
+    if v.is_empty() {
+        return "[0i64; 0]".into();
+    }
+    let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn uints(v: &[usize]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| format!("{x}i64")).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+impl View {
+    fn render(&self) -> String {
+        match self {
+            View::View(s) => format!(".view({})", ints(s)),
+            View::Reshape(s) => format!(".reshape({})", ints(s)),
+            View::Flatten => ".flatten()".into(),
+            View::Contiguous => ".contiguous()".into(),
+            View::T => ".t()".into(),
+            View::Transpose(a, b) => format!(".transpose({a}, {b})"),
+            View::Permute(p) => format!(".permute({})", ints(p)),
+            View::Narrow(d, s, n) => format!(".narrow({d}, {}, {n})", s.text),
+            View::Slice(d, a, b, st) => format!(".slice({d}, {a}, {b}, {st})"),
+            View::Select(d, i) => format!(".select({d}, {})", i.text),
+            View::Diagonal(o, a, b) => format!(".diagonal({o}, {a}, {b})"),
+            View::Squeeze => ".squeeze()".into(),
+            View::SqueezeDim(d) => format!(".squeeze_dim({d})"),
+            View::Unsqueeze(d) => format!(".unsqueeze({d})"),
+            View::Expand(s) => format!(".expand({})", ints(s)),
+            View::Unfold(d, s, st) => format!(".unfold({d}, {s}, {st})"),
+            View::AsStrided(s, st, o) => {
+                format!(".as_strided({}, {}, {o})", uints(s), uints(st))
+            }
+            View::Alias => ".alias()".into(),
+            View::Detach => ".detach()".into(),
+        }
+    }
+
+    /// The layout of this view of `l`; `copied` is true for a maybe-view
+    /// (`reshape`, `flatten`, `contiguous`) that had to copy.
+    fn apply(&self, l: &Lay) -> (Lay, bool) {
+        let n = l.ndim();
+        let mut o = l.clone();
+        match self {
+            View::View(s) => {
+                let shape = infer(s, l.numel());
+                let strides = view_strides(l, &shape).expect("checked viewable");
+                (
+                    Lay {
+                        shape,
+                        strides,
+                        offset: l.offset,
+                    },
+                    false,
+                )
+            }
+            View::Reshape(s) => {
+                let shape = infer(s, l.numel());
+                match view_strides(l, &shape) {
+                    Some(strides) => (
+                        Lay {
+                            shape,
+                            strides,
+                            offset: l.offset,
+                        },
+                        false,
+                    ),
+                    None => (Lay::contiguous(&shape), true),
+                }
+            }
+            View::Flatten => View::Reshape(vec![-1]).apply(l),
+            View::Contiguous => {
+                if l.is_contiguous() {
+                    (o, false)
+                } else {
+                    (Lay::contiguous(&l.shape), true)
+                }
+            }
+            View::T => {
+                if n == 2 {
+                    o.shape.swap(0, 1);
+                    o.strides.swap(0, 1);
+                }
+                (o, false)
+            }
+            View::Transpose(a, b) => {
+                let (a, b) = (wrap(*a, n), wrap(*b, n));
+                if n > 0 {
+                    o.shape.swap(a, b);
+                    o.strides.swap(a, b);
+                }
+                (o, false)
+            }
+            View::Permute(p) => {
+                o.shape = p.iter().map(|&d| l.shape[wrap(d, n)]).collect();
+                o.strides = p.iter().map(|&d| l.strides[wrap(d, n)]).collect();
+                (o, false)
+            }
+            View::Narrow(d, s, len) => {
+                let d = wrap(*d, n);
+                let size = l.shape[d] as i64;
+                let s = if s.value < 0 { s.value + size } else { s.value } as usize;
+                o.offset += s * l.strides[d];
+                o.shape[d] = *len as usize;
+                (o, false)
+            }
+            View::Slice(d, a, b, st) => {
+                let d = wrap(*d, n);
+                let size = l.shape[d] as i64;
+                let mut a = if *a < 0 { a + size } else { *a };
+                let mut b = if *b < 0 { b + size } else { *b };
+                a = a.clamp(0, size);
+                b = b.clamp(a, size);
+                o.offset += a as usize * l.strides[d];
+                o.shape[d] = ((b - a) as usize).div_ceil(*st as usize);
+                o.strides[d] = l.strides[d] * *st as usize;
+                (o, false)
+            }
+            View::Select(d, i) => {
+                let d = wrap(*d, n);
+                let size = l.shape[d] as i64;
+                let i = if i.value < 0 { i.value + size } else { i.value } as usize;
+                o.offset += i * l.strides[d];
+                o.shape.remove(d);
+                o.strides.remove(d);
+                (o, false)
+            }
+            View::Diagonal(off, a, b) => {
+                let (d1, d2) = (wrap(*a, n), wrap(*b, n));
+                let (n1, n2) = (l.shape[d1] as i64, l.shape[d2] as i64);
+                let len = if *off >= 0 {
+                    n1.min(n2 - off).max(0)
+                } else {
+                    (n1 + off).min(n2).max(0)
+                } as usize;
+                if len > 0 {
+                    if *off >= 0 {
+                        o.offset += *off as usize * l.strides[d2];
+                    } else {
+                        o.offset += off.unsigned_abs() as usize * l.strides[d1];
+                    }
+                }
+                let (hi, lo) = (d1.max(d2), d1.min(d2));
+                o.shape.remove(hi);
+                o.shape.remove(lo);
+                o.strides.remove(hi);
+                o.strides.remove(lo);
+                o.shape.push(len);
+                o.strides.push(l.strides[d1] + l.strides[d2]);
+                (o, false)
+            }
+            View::Squeeze => {
+                o.shape.clear();
+                o.strides.clear();
+                for (&s, &st) in l.shape.iter().zip(&l.strides) {
+                    if s != 1 {
+                        o.shape.push(s);
+                        o.strides.push(st);
+                    }
+                }
+                (o, false)
+            }
+            View::SqueezeDim(d) => {
+                let d = wrap(*d, n);
+                if n > 0 && l.shape[d] == 1 {
+                    o.shape.remove(d);
+                    o.strides.remove(d);
+                }
+                (o, false)
+            }
+            View::Unsqueeze(d) => {
+                let d = wrap(*d, n + 1);
+                let st = if d >= n {
+                    1
+                } else {
+                    l.shape[d] * l.strides[d]
+                };
+                o.shape.insert(d, 1);
+                o.strides.insert(d, st);
+                (o, false)
+            }
+            View::Expand(s) => {
+                let k = s.len();
+                let mut shape = vec![0; k];
+                let mut strides = vec![0; k];
+                for i in (0..k).rev() {
+                    let existing = (i + n).checked_sub(k);
+                    let (mut size, mut stride) = match existing {
+                        Some(d) => (l.shape[d], l.strides[d]),
+                        None if i + 1 < k => (1, shape[i + 1] * strides[i + 1]),
+                        None => (1, 1),
+                    };
+                    let target = if s[i] == -1 { size } else { s[i] as usize };
+                    if size != target {
+                        size = target;
+                        stride = 0;
+                    }
+                    shape[i] = size;
+                    strides[i] = stride;
+                }
+                (
+                    Lay {
+                        shape,
+                        strides,
+                        offset: l.offset,
+                    },
+                    false,
+                )
+            }
+            View::Unfold(d, size, step) => {
+                let d = wrap(*d, n);
+                let m = l.shape[d] as i64;
+                o.shape[d] = ((m - size) / step + 1) as usize;
+                o.strides[d] = *step as usize * l.strides[d];
+                o.shape.push(*size as usize);
+                o.strides.push(l.strides[d]);
+                (o, false)
+            }
+            View::AsStrided(s, st, off) => (
+                Lay {
+                    shape: s.clone(),
+                    strides: st.clone(),
+                    offset: *off,
+                },
+                false,
+            ),
+            View::Alias | View::Detach => (o, false),
+        }
+    }
+}
+
+/// Candidate shapes to view `l` as (same number of elements).
+fn reshape_candidates(rng: &mut Rng, l: &Lay) -> Vec<Vec<i64>> {
+    let s: Vec<i64> = l.shape.iter().map(|&x| x as i64).collect();
+    let n = s.len();
+    let mut out: Vec<Vec<i64>> = vec![vec![-1]];
+    // split a dim into two factors
+    for d in 0..n {
+        let m = s[d];
+        for f in 2..m {
+            if m % f == 0 {
+                let mut v = s.clone();
+                v[d] = m / f;
+                v.insert(d, f);
+                out.push(v);
+            }
+        }
+    }
+    // merge two adjacent dims
+    for d in 0..n.saturating_sub(1) {
+        let mut v = s.clone();
+        v[d] *= v[d + 1];
+        v.remove(d + 1);
+        out.push(v);
+    }
+    // insert a 1 / drop a 1
+    if n < 5 {
+        let mut v = s.clone();
+        v.insert(rng.below(n + 1), 1);
+        out.push(v);
+    }
+    if let Some(d) = s.iter().position(|&x| x == 1) {
+        let mut v = s.clone();
+        v.remove(d);
+        out.push(v);
+    }
+    // sometimes spell one size as -1
+    for v in out.iter_mut() {
+        if v.len() > 1 && rng.chance(25) {
+            let d = rng.below(v.len());
+            v[d] = -1;
+        }
+    }
+    out
+}
+
+/// A random dim argument for rank `n` (sometimes negative).
+fn dim_arg(rng: &mut Rng, d: usize, n: usize) -> i64 {
+    if rng.chance(25) {
+        d as i64 - n as i64
+    } else {
+        d as i64
+    }
+}
+
+// ---------------------------------------------------------------------------
+// the program model
+
+/// How a function parameter is passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Passing {
+    /// `x: &Tensor`.
+    Ref,
+    /// `x: &mut Tensor`.
+    RefMut,
+    /// `mut x: Tensor`.
+    Value,
+    /// `d: &[Tensor]`.
+    Slice,
+    /// `d: &mut [Tensor]`.
+    SliceMut,
+}
+
+/// One tensor parameter of a generated program.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// Its name.
+    pub name: String,
+    /// How it is passed.
+    pub passing: Passing,
+    /// Its shape (of each element, for slices).
+    pub shape: Vec<usize>,
+    /// Number of elements (slices only; 1 otherwise).
+    pub count: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum VKind {
+    /// `let mut v = ...` (a root or an alias; the macro decides).
+    Local,
+    ParamRef,
+    ParamMut,
+    ParamVal,
+    /// `for r in x.unbind(d)`.
+    LoopView,
+    /// `for t in d.iter_mut()`: a `&mut Tensor`.
+    IterMut,
+    /// `for (j, t) in d.iter().enumerate()`: a `&Tensor`.
+    IterRef,
+}
+
+#[derive(Clone, Debug)]
+struct Var {
+    name: String,
+    kind: VKind,
+    lay: Lay,
+    /// Never written to: derived from `expand`, or overlapping somewhere.
+    ro: bool,
+    /// A root with its own contiguous layout at offset 0, whose storage it
+    /// covers exactly (`as_strided` is allowed on it).
+    strided_ok: bool,
+    /// The block it was declared in (metadata mutations only there).
+    block: usize,
+    /// A fresh local that was never viewed, moved or re-laid-out.
+    fresh: bool,
+    /// A local made by a fresh value (a root for the macro).
+    root: bool,
+    moved: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Multi {
+    name: String,
+    elems: Vec<Lay>,
+    ro: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Coll {
+    name: String,
+    elem: Lay,
+    count: usize,
+    mutable: bool,
+    /// Hidden while a loop borrows it.
+    hidden: bool,
+}
+
+/// Something the program can name that holds a tensor.
+#[derive(Clone, Debug)]
+struct Place {
+    /// As a method receiver: `x`, `p3[1]`, `d[0]`.
+    recv: String,
+    /// As a `&Tensor` expression.
+    refx: String,
+    /// As the left side of `+=` (if allowed).
+    lhs: Option<String>,
+    /// As a `&mut Tensor` argument (if allowed).
+    mutref: Option<String>,
+    /// As a `&Tensor` argument to a helper (tracked by the macro).
+    helper_ref: String,
+    lay: Lay,
+    ro: bool,
+    var: Option<usize>,
+    /// An element of a slice parameter (or a loop variable over one):
+    /// never bound to a named alias (the macro refuses those).
+    elem: bool,
+}
+
+/// One generated program.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// Its index in the run.
+    pub index: usize,
+    /// Its own seed (derived from the run's seed and the index).
+    pub seed: u64,
+    /// The tensor parameters, in order (a slice parameter comes last).
+    pub params: Vec<Param>,
+    /// Number of tensors returned (1 is a bare `Tensor`).
+    pub outputs: usize,
+    /// The function body (statements and tail), indented by 4.
+    pub body: String,
+    /// Uses reductions, whose summation order may depend on the layout:
+    /// compare with a tolerance.
+    pub tolerant: bool,
+    /// Calls helpers the macro cannot see into.
+    pub opaque: bool,
+    /// `(n, flag)` values to run it with.
+    pub scalars: Vec<(usize, bool)>,
+}
+
+impl Program {
+    /// The parameter list, e.g. `x0: &Tensor, d: &mut [Tensor], n: usize, flag: bool`.
+    pub fn signature(&self) -> String {
+        let mut ps: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| match p.passing {
+                Passing::Ref => format!("{}: &Tensor", p.name),
+                Passing::RefMut => format!("{}: &mut Tensor", p.name),
+                Passing::Value => format!("mut {}: Tensor", p.name),
+                Passing::Slice => format!("{}: &[Tensor]", p.name),
+                Passing::SliceMut => format!("{}: &mut [Tensor]", p.name),
+            })
+            .collect();
+        ps.push("n: usize".into());
+        ps.push("flag: bool".into());
+        ps.join(", ")
+    }
+
+    /// The return type.
+    pub fn ret_type(&self) -> String {
+        if self.outputs == 1 {
+            "Tensor".into()
+        } else {
+            format!("({})", vec!["Tensor"; self.outputs].join(", "))
+        }
+    }
+
+    /// The whole function as Rust source, named `name`, with an optional
+    /// attribute line.
+    pub fn source(&self, name: &str, attr: &str) -> String {
+        format!(
+            "{attr}fn {name}({}) -> {} {{\n{}}}\n",
+            self.signature(),
+            self.ret_type(),
+            self.body
+        )
+    }
+}
+
+struct Gen {
+    rng: Rng,
+    body: String,
+    indent: usize,
+    vars: Vec<Var>,
+    var_scopes: Vec<usize>,
+    multis: Vec<Multi>,
+    multi_scopes: Vec<usize>,
+    colls: Vec<Coll>,
+    blocks: Vec<usize>,
+    next_block: usize,
+    next_name: usize,
+    /// Loop variables in scope (`usize`), usable in index expressions.
+    loop_idx: Vec<String>,
+    depth: usize,
+    tolerant: bool,
+    opaque: bool,
+    outputs: usize,
+    stmts_left: usize,
+}
+
+const SCALARS: &[&str] = &[
+    "0.5f32", "1.5f32", "2.0f32", "-1.0f32", "0.25f32", "-0.75f32", "3.0f32",
+];
+
+impl Gen {
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.indent {
+            self.body.push_str("    ");
+        }
+        self.body.push_str(s);
+        self.body.push('\n');
+    }
+
+    fn fresh_name(&mut self, prefix: &str) -> String {
+        self.next_name += 1;
+        format!("{prefix}{}", self.next_name)
+    }
+
+    fn block(&self) -> usize {
+        *self.blocks.last().expect("a block")
+    }
+
+    fn open(&mut self) {
+        self.var_scopes.push(self.vars.len());
+        self.multi_scopes.push(self.multis.len());
+        self.next_block += 1;
+        self.blocks.push(self.next_block);
+        self.indent += 1;
+        self.depth += 1;
+    }
+
+    fn close(&mut self) {
+        let v = self.var_scopes.pop().expect("open scope");
+        self.vars.truncate(v);
+        let m = self.multi_scopes.pop().expect("open scope");
+        self.multis.truncate(m);
+        self.blocks.pop();
+        self.indent -= 1;
+        self.depth -= 1;
+    }
+
+    fn scalar(&mut self) -> String {
+        self.rng.pick(SCALARS).to_string()
+    }
+
+    // ---------- places ----------
+
+    fn places(&self) -> Vec<Place> {
+        let mut out = Vec::new();
+        for (i, v) in self.vars.iter().enumerate() {
+            if v.moved {
+                continue;
+            }
+            let n = &v.name;
+            let (refx, lhs, mutref, helper_ref) = match v.kind {
+                VKind::Local => (
+                    format!("&{n}"),
+                    Some(n.clone()),
+                    Some(format!("&mut {n}")),
+                    format!("&{n}"),
+                ),
+                VKind::ParamRef | VKind::IterRef => (n.clone(), None, None, n.clone()),
+                VKind::ParamMut => (
+                    format!("&*{n}"),
+                    Some(format!("*{n}")),
+                    Some(n.clone()),
+                    n.clone(),
+                ),
+                VKind::ParamVal => (
+                    format!("&{n}"),
+                    Some(n.clone()),
+                    Some(format!("&mut {n}")),
+                    format!("&{n}"),
+                ),
+                VKind::LoopView => (format!("&{n}"), None, None, format!("&{n}")),
+                VKind::IterMut => (
+                    format!("&*{n}"),
+                    Some(format!("*{n}")),
+                    Some(n.clone()),
+                    n.clone(),
+                ),
+            };
+            out.push(Place {
+                recv: n.clone(),
+                refx,
+                lhs,
+                mutref,
+                helper_ref,
+                lay: v.lay.clone(),
+                ro: v.ro,
+                var: Some(i),
+                elem: matches!(v.kind, VKind::IterMut | VKind::IterRef),
+            });
+        }
+        for m in &self.multis {
+            for (k, l) in m.elems.iter().enumerate() {
+                let e = format!("{}[{k}]", m.name);
+                out.push(Place {
+                    recv: e.clone(),
+                    refx: format!("&{e}"),
+                    lhs: Some(e.clone()),
+                    mutref: Some(format!("&mut {e}")),
+                    helper_ref: format!("&{e}"),
+                    lay: l.clone(),
+                    ro: m.ro,
+                    var: None,
+                    elem: false,
+                });
+            }
+        }
+        for c in &self.colls {
+            if c.hidden {
+                continue;
+            }
+            for k in 0..c.count {
+                let e = format!("{}[{k}]", c.name);
+                out.push(Place {
+                    recv: e.clone(),
+                    refx: format!("&{e}"),
+                    lhs: c.mutable.then(|| e.clone()),
+                    mutref: c.mutable.then(|| format!("&mut {e}")),
+                    helper_ref: format!("&{e}"),
+                    lay: c.elem.clone(),
+                    ro: false,
+                    var: None,
+                    elem: true,
+                });
+            }
+        }
+        out
+    }
+
+    fn pick_place(&mut self, writable: bool) -> Option<Place> {
+        self.pick_place_where(|p| !writable || !p.ro)
+    }
+
+    fn pick_place_where(&mut self, ok: impl Fn(&Place) -> bool) -> Option<Place> {
+        let ps: Vec<Place> = self.places().into_iter().filter(|p| ok(p)).collect();
+        if ps.is_empty() {
+            None
+        } else {
+            Some(self.rng.pick(&ps).clone())
+        }
+    }
+
+    /// An index expression in `0..size` (a loop variable sometimes).
+    fn index_arg(&mut self, size: usize, allow_negative: bool) -> Arg {
+        if !self.loop_idx.is_empty() && self.rng.chance(40) {
+            let i = self.rng.pick(&self.loop_idx).clone();
+            return Arg {
+                text: format!("{i} % {size}"),
+                value: 0,
+            };
+        }
+        let v = self.rng.below(size) as i64;
+        if allow_negative && self.rng.chance(25) {
+            lit(v - size as i64)
+        } else {
+            lit(v)
+        }
+    }
+
+    /// One random view op valid on `l` (not `as_strided`).
+    fn random_view(&mut self, l: &Lay, allow_expand: bool) -> Option<View> {
+        let n = l.ndim();
+        for _ in 0..8 {
+            let k = self.rng.weighted(&[
+                6, // view
+                5, // reshape
+                2, // flatten
+                2, // contiguous
+                4, // t
+                5, // transpose
+                3, // permute
+                8, // narrow
+                5, // slice
+                7, // select
+                4, // diagonal
+                2, // squeeze
+                2, // squeeze_dim
+                4, // unsqueeze
+                if allow_expand { 2 } else { 0 },
+                3, // unfold
+                1, // alias
+                1, // detach
+            ]);
+            let v = match k {
+                0 | 1 => {
+                    if l.numel() == 0 {
+                        continue;
+                    }
+                    let cands = reshape_candidates(&mut self.rng, l);
+                    let ok: Vec<Vec<i64>> = cands
+                        .into_iter()
+                        .filter(|c| {
+                            k == 1 || view_strides(l, &infer(c, l.numel())).is_some()
+                        })
+                        .filter(|c| c.len() <= 5)
+                        .collect();
+                    if ok.is_empty() {
+                        continue;
+                    }
+                    let s = self.rng.pick(&ok).clone();
+                    if k == 0 { View::View(s) } else { View::Reshape(s) }
+                }
+                2 => View::Flatten,
+                3 => View::Contiguous,
+                4 => {
+                    if n > 2 {
+                        continue;
+                    }
+                    View::T
+                }
+                5 => {
+                    if n == 0 {
+                        continue;
+                    }
+                    let (a, b) = (self.rng.below(n), self.rng.below(n));
+                    View::Transpose(dim_arg(&mut self.rng, a, n), dim_arg(&mut self.rng, b, n))
+                }
+                6 => {
+                    if n < 2 {
+                        continue;
+                    }
+                    let mut p: Vec<usize> = (0..n).collect();
+                    for i in (1..n).rev() {
+                        let j = self.rng.below(i + 1);
+                        p.swap(i, j);
+                    }
+                    let p = p.into_iter().map(|d| dim_arg(&mut self.rng, d, n)).collect();
+                    View::Permute(p)
+                }
+                7 => {
+                    let dims: Vec<usize> = (0..n).filter(|&d| l.shape[d] >= 1).collect();
+                    if dims.is_empty() {
+                        continue;
+                    }
+                    let d = *self.rng.pick(&dims);
+                    let size = l.shape[d];
+                    let len = self.rng.range(1, size as i64) as usize;
+                    let room = size - len + 1;
+                    let start = self.index_arg(room, false);
+                    let start = if start.text.parse::<i64>().is_ok() && self.rng.chance(20) {
+                        lit(start.value - size as i64)
+                    } else {
+                        start
+                    };
+                    View::Narrow(dim_arg(&mut self.rng, d, n), start, len as i64)
+                }
+                8 => {
+                    let dims: Vec<usize> = (0..n).filter(|&d| l.shape[d] >= 1).collect();
+                    if dims.is_empty() {
+                        continue;
+                    }
+                    let d = *self.rng.pick(&dims);
+                    let size = l.shape[d] as i64;
+                    let step = self.rng.range(1, 3);
+                    let a = self.rng.range(-size, size - 1);
+                    let b = self.rng.range(-size + 1, size + 2);
+                    let view = View::Slice(dim_arg(&mut self.rng, d, n), a, b, step);
+                    if view.apply(l).0.numel() == 0 {
+                        continue;
+                    }
+                    view
+                }
+                9 => {
+                    let dims: Vec<usize> = (0..n).filter(|&d| l.shape[d] >= 1).collect();
+                    if dims.is_empty() {
+                        continue;
+                    }
+                    let d = *self.rng.pick(&dims);
+                    let i = self.index_arg(l.shape[d], true);
+                    View::Select(dim_arg(&mut self.rng, d, n), i)
+                }
+                10 => {
+                    if n < 2 {
+                        continue;
+                    }
+                    let a = self.rng.below(n);
+                    let mut b = self.rng.below(n - 1);
+                    if b >= a {
+                        b += 1;
+                    }
+                    let off = self.rng.range(-2, 2);
+                    let view = View::Diagonal(
+                        off,
+                        dim_arg(&mut self.rng, a, n),
+                        dim_arg(&mut self.rng, b, n),
+                    );
+                    if view.apply(l).0.numel() == 0 {
+                        continue;
+                    }
+                    view
+                }
+                11 => View::Squeeze,
+                12 => {
+                    if n == 0 {
+                        continue;
+                    }
+                    let d = self.rng.below(n);
+                    View::SqueezeDim(dim_arg(&mut self.rng, d, n))
+                }
+                13 => {
+                    if n >= 5 {
+                        continue;
+                    }
+                    let d = self.rng.below(n + 1);
+                    View::Unsqueeze(dim_arg(&mut self.rng, d, n + 1))
+                }
+                14 => {
+                    let mut target: Vec<i64> = Vec::new();
+                    if n < 4 && self.rng.chance(40) {
+                        target.push(self.rng.range(1, 3));
+                    }
+                    for &s in &l.shape {
+                        if s == 1 {
+                            target.push(self.rng.range(1, 3));
+                        } else if self.rng.chance(30) {
+                            target.push(-1);
+                        } else {
+                            target.push(s as i64);
+                        }
+                    }
+                    View::Expand(target)
+                }
+                15 => {
+                    let dims: Vec<usize> = (0..n).filter(|&d| l.shape[d] >= 1).collect();
+                    if dims.is_empty() || n >= 5 {
+                        continue;
+                    }
+                    let d = *self.rng.pick(&dims);
+                    let size = self.rng.range(1, l.shape[d] as i64);
+                    let step = self.rng.range(1, 3);
+                    View::Unfold(dim_arg(&mut self.rng, d, n), size, step)
+                }
+                16 => View::Alias,
+                _ => View::Detach,
+            };
+            return Some(v);
+        }
+        None
+    }
+
+    /// A non-overlapping (or, when `ro_ok`, possibly overlapping)
+    /// `as_strided` inside a storage of `len` elements.
+    fn random_as_strided(&mut self, len: usize, ro_ok: bool) -> Option<View> {
+        if len < 2 {
+            return None;
+        }
+        for _ in 0..8 {
+            if self.rng.chance(50) {
+                let k = self.rng.range(1, len.min(4) as i64) as usize;
+                let s = self.rng.range(1, 3) as usize;
+                if (k - 1) * s + 1 > len {
+                    continue;
+                }
+                let off = self.rng.below(len - (k - 1) * s);
+                return Some(View::AsStrided(vec![k], vec![s], off));
+            }
+            let k1 = self.rng.range(1, 3) as usize;
+            let k2 = self.rng.range(1, 3) as usize;
+            let s2 = self.rng.range(1, 2) as usize;
+            let s1 = if ro_ok && self.rng.chance(30) {
+                self.rng.range(0, (k2 * s2) as i64) as usize
+            } else {
+                k2 * s2 + self.rng.below(2)
+            };
+            let span = (k1 - 1) * s1 + (k2 - 1) * s2 + 1;
+            if span > len {
+                continue;
+            }
+            let off = self.rng.below(len - span + 1);
+            return Some(View::AsStrided(vec![k1, k2], vec![s1, s2], off));
+        }
+        None
+    }
+
+    /// A chain of 1..=max views from `place`: (text appended to the
+    /// receiver, final layout, read-only, the chain copied somewhere).
+    fn chain(&mut self, place: &Place, max: usize, allow_expand: bool) -> (String, Lay, bool, bool) {
+        let mut text = String::new();
+        let mut l = place.lay.clone();
+        let mut ro = place.ro;
+        let mut copied = false;
+        let len = self.rng.range(1, max as i64) as usize;
+        for k in 0..len {
+            let strided_ok = k == 0
+                && place
+                    .var
+                    .is_some_and(|i| self.vars[i].strided_ok && self.vars[i].lay.is_contiguous());
+            let v = if strided_ok && self.rng.chance(25) {
+                self.random_as_strided(l.numel(), allow_expand)
+            } else {
+                self.random_view(&l, allow_expand)
+            };
+            let Some(v) = v else { break };
+            let (nl, copy) = v.apply(&l);
+            if copy {
+                // A fresh tensor: writable again, and no longer a view.
+                ro = false;
+                copied = true;
+            }
+            if matches!(v, View::Expand(_)) || nl.overlaps() {
+                ro = true;
+            }
+            text.push_str(&v.render());
+            l = nl;
+        }
+        (text, l, ro, copied)
+    }
+
+    // ---------- operands and fresh values ----------
+
+    /// A `&Tensor` expression whose shape broadcasts to `shape`, or a
+    /// scalar.
+    fn operand(&mut self, shape: &[usize]) -> String {
+        self.operand_avoiding(shape, "")
+    }
+
+    /// [`operand`](Self::operand) not mentioning the variable `avoid`.
+    fn operand_avoiding(&mut self, shape: &[usize], avoid: &str) -> String {
+        if self.rng.chance(35) {
+            return self.scalar();
+        }
+        let ps: Vec<Place> = self
+            .places()
+            .into_iter()
+            .filter(|p| avoid.is_empty() || base_name(&p.recv) != avoid)
+            .collect();
+        let ok: Vec<&Place> = ps.iter().filter(|p| broadcasts(&p.lay.shape, shape)).collect();
+        if !ok.is_empty() && self.rng.chance(85) {
+            let p = (*self.rng.pick(&ok)).clone();
+            return p.refx;
+        }
+        // A view of something that has the right shape, if one step gets there.
+        for p in ps.iter() {
+            if p.lay.ndim() == 2 && p.lay.shape[0] == p.lay.shape[1] {
+                continue;
+            }
+            if p.lay.ndim() == 2 && shape.len() == 2 && p.lay.shape == [shape[1], shape[0]] {
+                return format!("&{}.t()", p.recv);
+            }
+        }
+        self.scalar()
+    }
+
+    /// A tensor operand exactly of `shape` (for `addcmul_` and friends).
+    fn tensor_operand(&mut self, shape: &[usize]) -> String {
+        let ps = self.places();
+        let ok: Vec<&Place> = ps.iter().filter(|p| p.lay.shape == shape).collect();
+        if !ok.is_empty() && self.rng.chance(85) {
+            return (*self.rng.pick(&ok)).refx.clone();
+        }
+        let seed = self.rng.below(1000);
+        format!("&Tensor::<f32>::randn(&{}, {seed})", usize_list(shape))
+    }
+
+    /// An expression making a fresh (contiguous) tensor, and its shape.
+    fn fresh_value(&mut self) -> (String, Vec<usize>) {
+        let place = self.pick_place(false);
+        let Some(p) = place else {
+            let seed = self.rng.below(1000);
+            return (format!("Tensor::<f32>::randn(&[3, 2], {seed})"), vec![3, 2]);
+        };
+        // Sometimes read through a view chain first.
+        let (recv, refx, shape) = if self.rng.chance(30) {
+            let (text, l, _, _) = self.chain(&p, 2, true);
+            (
+                format!("{}{}", p.recv, text),
+                format!("&{}{}", p.recv, text),
+                l.shape,
+            )
+        } else {
+            (p.recv.clone(), p.refx.clone(), p.lay.shape.clone())
+        };
+        let k = self.rng.weighted(&[8, 5, 4, 3, 2, 2, 2, 2, 2, 2, 2, 2]);
+        match k {
+            0 => (format!("{recv}.clone()"), shape),
+            1 => {
+                let o = self.operand(&shape);
+                (format!("{refx} + {o}"), shape)
+            }
+            2 => {
+                let s = self.scalar();
+                (format!("{refx} * {s}"), shape)
+            }
+            3 => {
+                let o = self.operand(&shape);
+                (format!("{recv}.mul({o})"), shape)
+            }
+            4 => (format!("{recv}.relu()"), shape),
+            5 => (format!("{recv}.neg()"), shape),
+            6 => (format!("{recv}.tanh()"), shape),
+            7 => {
+                if shape.is_empty() {
+                    return (format!("{recv}.sum()"), vec![]);
+                }
+                self.tolerant = true;
+                let d = self.rng.below(shape.len());
+                let mut s = shape.clone();
+                s[d] = 1;
+                (format!("{recv}.sum_dim({d}, true)"), s)
+            }
+            8 => {
+                self.tolerant = true;
+                (format!("{recv}.sum()"), vec![])
+            }
+            9 => {
+                let seed = self.rng.below(1000);
+                (
+                    format!("Tensor::<f32>::randn(&{}, {seed})", usize_list(&shape)),
+                    shape,
+                )
+            }
+            10 => (
+                format!("if flag {{ {recv}.clone() }} else {{ {refx} * 2.0f32 }}"),
+                shape,
+            ),
+            _ => {
+                self.opaque = true;
+                (format!("helpers::double({refx})"), shape)
+            }
+        }
+    }
+
+    fn declare_local(&mut self, name: String, lay: Lay, ro: bool, fresh: bool) {
+        let block = self.block();
+        self.vars.push(Var {
+            name,
+            kind: VKind::Local,
+            strided_ok: fresh && lay.is_contiguous() && lay.offset == 0,
+            lay,
+            ro,
+            block,
+            fresh,
+            root: fresh,
+            moved: false,
+        });
+    }
+
+    // ---------- statements ----------
+
+    fn stmts(&mut self, count: usize) {
+        for _ in 0..count {
+            if self.stmts_left == 0 {
+                break;
+            }
+            self.stmts_left -= 1;
+            self.stmt();
+        }
+    }
+
+    fn stmt(&mut self) {
+        let nested = self.depth < 3;
+        let k = self.rng.weighted(&[
+            6,                         // let fresh
+            9,                         // let view
+            3,                         // let multi
+            14,                        // in-place
+            2,                         // let = in-place
+            4,                         // metadata
+            3,                         // compound assign
+            3,                         // helper
+            if nested { 3 } else { 0 }, // if
+            if nested { 1 } else { 0 }, // match
+            if nested { 3 } else { 0 }, // for range
+            if nested { 1 } else { 0 }, // while
+            if nested { 2 } else { 0 }, // for unbind
+            if nested { 1 } else { 0 }, // for over slice
+            if self.depth > 1 { 2 } else { 1 }, // early return
+            2,                         // reassign
+            4,                         // snapshot
+        ]);
+        match k {
+            0 => self.let_fresh(),
+            1 => self.let_view(),
+            2 => self.let_multi(),
+            3 => self.inplace(false),
+            4 => self.inplace(true),
+            5 => self.meta(),
+            6 => self.compound(),
+            7 => self.helper(),
+            8 => self.if_stmt(),
+            9 => self.match_stmt(),
+            10 => self.for_range(),
+            11 => self.while_stmt(),
+            12 => self.for_unbind(),
+            13 => self.for_slice(),
+            14 => self.early_return(),
+            15 => self.reassign(),
+            _ => self.snapshot(),
+        }
+    }
+
+    fn let_fresh(&mut self) {
+        let (e, shape) = self.fresh_value();
+        let name = self.fresh_name("v");
+        self.line(&format!("let mut {name} = {e};"));
+        self.declare_local(name, Lay::contiguous(&shape), false, true);
+    }
+
+    fn snapshot(&mut self) {
+        let Some(p) = self.pick_place(false) else { return };
+        let name = self.fresh_name("s");
+        let (text, l) = if self.rng.chance(30) {
+            let (t, l, _, _) = self.chain(&p, 2, true);
+            (t, l)
+        } else {
+            (String::new(), p.lay.clone())
+        };
+        self.line(&format!("let mut {name} = {}{text}.clone();", p.recv));
+        self.declare_local(name, Lay::contiguous(&l.shape), false, true);
+    }
+
+    fn let_view(&mut self) {
+        let Some(p) = self.pick_place_where(|p| !p.elem) else { return };
+        let (text, l, ro, copied) = self.chain(&p, 3, true);
+        if text.is_empty() {
+            return;
+        }
+        let name = self.fresh_name("v");
+        self.line(&format!("let mut {name} = {}{text};", p.recv));
+        if let Some(i) = p.var {
+            self.vars[i].fresh = false;
+        }
+        let _ = copied;
+        self.declare_local(name, l, ro, false);
+    }
+
+    fn let_multi(&mut self) {
+        let Some(p) = self.pick_place_where(|p| !p.elem) else { return };
+        let (text, l, ro) = if self.rng.chance(35) {
+            let (t, l, ro, _) = self.chain(&p, 2, false);
+            (t, l, ro)
+        } else {
+            (String::new(), p.lay.clone(), p.ro)
+        };
+        let dims: Vec<usize> = (0..l.ndim()).filter(|&d| l.shape[d] >= 1).collect();
+        if dims.is_empty() {
+            return;
+        }
+        let d = *self.rng.pick(&dims);
+        let size = l.shape[d];
+        let da = dim_arg(&mut self.rng, d, l.ndim());
+        let (call, elems): (String, Vec<Lay>) = match self.rng.below(3) {
+            0 => {
+                let s = self.rng.range(1, size.max(1) as i64) as usize;
+                let elems = (0..size.div_ceil(s))
+                    .map(|k| {
+                        View::Narrow(d as i64, lit((k * s) as i64), (s.min(size - k * s)) as i64)
+                            .apply(&l)
+                            .0
+                    })
+                    .collect();
+                (format!(".split({s}, {da})"), elems)
+            }
+            1 => {
+                let c = self.rng.range(1, 3) as usize;
+                let s = size.div_ceil(c);
+                let elems = (0..size.div_ceil(s))
+                    .map(|k| {
+                        View::Narrow(d as i64, lit((k * s) as i64), (s.min(size - k * s)) as i64)
+                            .apply(&l)
+                            .0
+                    })
+                    .collect();
+                (format!(".chunk({c}, {da})"), elems)
+            }
+            _ => {
+                let elems = (0..size)
+                    .map(|k| View::Select(d as i64, lit(k as i64)).apply(&l).0)
+                    .collect();
+                (format!(".unbind({da})"), elems)
+            }
+        };
+        let ro = ro || elems.iter().any(|e: &Lay| e.overlaps());
+        let name = self.fresh_name("p");
+        self.line(&format!("let mut {name} = {}{text}{call};", p.recv));
+        if let Some(i) = p.var {
+            self.vars[i].fresh = false;
+        }
+        self.multis.push(Multi { name, elems, ro });
+    }
+
+    /// An in-place call on `target` (receiver text) of shape `shape`.
+    fn inplace_call(&mut self, shape: &[usize]) -> String {
+        let k = self.rng.weighted(&[10, 5, 8, 2, 2, 2, 2, 2, 2, 1, 1, 3, 2, 2, 3, 4, 3, 2]);
+        match k {
+            0 => format!("add_({})", self.operand(shape)),
+            1 => format!("sub_({})", self.operand(shape)),
+            2 => format!("mul_({})", self.operand(shape)),
+            3 => format!("div_({})", self.scalar()),
+            4 => "neg_()".into(),
+            5 => "abs_()".into(),
+            6 => "relu_()".into(),
+            7 => "sigmoid_()".into(),
+            8 => "tanh_()".into(),
+            9 => "sqrt_()".into(),
+            10 => "exp_()".into(),
+            11 => "clamp_(-0.5f32, 0.75f32)".into(),
+            12 => "pow_(2.0f32)".into(),
+            13 => {
+                let a = self.tensor_operand(shape);
+                let b = self.tensor_operand(shape);
+                format!("addcmul_({a}, {b}, 0.5f32)")
+            }
+            14 => format!("fill_({})", self.scalar()),
+            15 => "zero_()".into(),
+            16 => {
+                let src = self.operand(shape);
+                if src.ends_with("f32") {
+                    format!("fill_({src})")
+                } else {
+                    format!("copy_({src})")
+                }
+            }
+            _ => {
+                let e = self.tensor_operand(shape);
+                format!("lerp_({e}, 0.25f32)")
+            }
+        }
+    }
+
+    /// `target.op_(..);` on a writable place or a view chain of one.
+    fn inplace(&mut self, bind: bool) {
+        let Some(p) = self.pick_place_where(|p| !p.ro && !(bind && p.elem)) else { return };
+        let (text, l) = if self.rng.chance(55) {
+            let (t, l, ro, _) = self.chain(&p, 3, false);
+            if ro {
+                return;
+            }
+            (t, l)
+        } else {
+            (String::new(), p.lay.clone())
+        };
+        let mut call = self.inplace_call(&l.shape);
+        if self.rng.chance(15) {
+            let second = self.inplace_call(&l.shape);
+            call = format!("{call}.{second}");
+        }
+        if !text.is_empty()
+            && let Some(i) = p.var
+        {
+            self.vars[i].fresh = false;
+        }
+        if bind {
+            let name = self.fresh_name("w");
+            self.line(&format!("let mut {name} = {}{text}.{call};", p.recv));
+            if let Some(i) = p.var {
+                self.vars[i].fresh = false;
+            }
+            self.declare_local(name, l, false, false);
+        } else {
+            self.line(&format!("{}{text}.{call};", p.recv));
+        }
+    }
+
+    fn compound(&mut self) {
+        let ps: Vec<Place> = self
+            .places()
+            .into_iter()
+            .filter(|p| !p.ro && p.lhs.is_some())
+            .collect();
+        if ps.is_empty() {
+            return;
+        }
+        let p = self.rng.pick(&ps).clone();
+        let op = *self.rng.pick(&["+=", "-=", "*=", "/="]);
+        let base = base_name(&p.recv);
+        let rhs = if op == "/=" {
+            self.scalar()
+        } else {
+            self.operand_avoiding(&p.lay.shape, &base)
+        };
+        self.line(&format!("{} {op} {rhs};", p.lhs.expect("filtered")));
+    }
+
+    fn meta(&mut self) {
+        let block = self.block();
+        let cands: Vec<usize> = (0..self.vars.len())
+            .filter(|&i| {
+                let v = &self.vars[i];
+                !v.moved
+                    && v.block == block
+                    && match v.kind {
+                        VKind::Local => true,
+                        VKind::ParamMut | VKind::ParamVal => self.depth == 0,
+                        _ => false,
+                    }
+            })
+            .collect();
+        if cands.is_empty() {
+            return;
+        }
+        let i = *self.rng.pick(&cands);
+        let l = self.vars[i].lay.clone();
+        let n = l.ndim();
+        let v = match self.rng.below(4) {
+            0 if n <= 2 => View::T,
+            1 if n >= 1 => {
+                let (a, b) = (self.rng.below(n), self.rng.below(n));
+                View::Transpose(dim_arg(&mut self.rng, a, n), dim_arg(&mut self.rng, b, n))
+            }
+            2 => View::Squeeze,
+            3 if n < 5 => {
+                let d = self.rng.below(n + 1);
+                View::Unsqueeze(dim_arg(&mut self.rng, d, n + 1))
+            }
+            _ => return,
+        };
+        let call = match &v {
+            View::T => "t_()".to_string(),
+            View::Transpose(a, b) => format!("transpose_({a}, {b})"),
+            View::Squeeze => "squeeze_()".to_string(),
+            View::Unsqueeze(d) => format!("unsqueeze_({d})"),
+            _ => unreachable!(),
+        };
+        let (nl, _) = v.apply(&l);
+        let name = self.vars[i].name.clone();
+        self.line(&format!("{name}.{call};"));
+        let var = &mut self.vars[i];
+        var.lay = nl;
+        var.strided_ok = false;
+        var.fresh = false;
+    }
+
+    fn helper(&mut self) {
+        self.opaque = true;
+        let k = self.rng.below(5);
+        match k {
+            0 => {
+                // &mut: always assumed mutated.
+                let ps: Vec<Place> = self
+                    .places()
+                    .into_iter()
+                    .filter(|p| !p.ro && p.mutref.is_some())
+                    .collect();
+                if ps.is_empty() {
+                    return;
+                }
+                let p = self.rng.pick(&ps).clone();
+                self.line(&format!("helpers::scale_mut({});", p.mutref.expect("filtered")));
+            }
+            1 => {
+                // & that mutates through a view.
+                let Some(p) = self.pick_place(true) else { return };
+                self.line(&format!("helpers::fill_first({});", p.helper_ref));
+            }
+            2 => {
+                // & that mutates only when asked.
+                let Some(p) = self.pick_place(true) else { return };
+                self.line(&format!("helpers::bump_if({}, flag);", p.helper_ref));
+            }
+            3 => {
+                // A method outside the op table.
+                let Some(p) = self.pick_place(true) else { return };
+                self.line(&format!("{}.bump();", p.recv));
+            }
+            _ => {
+                // A helper that only reads.
+                let Some(p) = self.pick_place(false) else { return };
+                let name = self.fresh_name("h");
+                self.line(&format!("let mut {name} = helpers::double({});", p.helper_ref));
+                self.declare_local(name, Lay::contiguous(&p.lay.shape), false, true);
+            }
+        }
+    }
+
+    fn cond(&mut self) -> String {
+        match self.rng.below(4) {
+            0 => "flag".into(),
+            1 => "!flag".into(),
+            2 => format!("n > {}", self.rng.below(3)),
+            _ => format!("n % 2 == {}", self.rng.below(2)),
+        }
+    }
+
+    fn sub_block(&mut self) {
+        self.open();
+        let count = self.rng.range(1, 3) as usize;
+        self.stmts(count);
+        self.close();
+    }
+
+    fn if_stmt(&mut self) {
+        let c = self.cond();
+        self.line(&format!("if {c} {{"));
+        self.sub_block();
+        if self.rng.chance(60) {
+            self.line("} else {");
+            self.sub_block();
+        }
+        self.line("}");
+    }
+
+    fn match_stmt(&mut self) {
+        self.line("match n % 3 {");
+        for arm in ["0", "1", "_"] {
+            self.indent += 1;
+            self.line(&format!("{arm} => {{"));
+            self.sub_block();
+            self.line("}");
+            self.indent -= 1;
+        }
+        self.line("}");
+    }
+
+    fn for_range(&mut self) {
+        let i = self.fresh_name("i");
+        let bound = if self.rng.chance(50) {
+            "n".to_string()
+        } else {
+            self.rng.range(1, 3).to_string()
+        };
+        self.line(&format!("for {i} in 0..{bound} {{"));
+        self.loop_idx.push(i);
+        self.sub_block();
+        self.loop_idx.pop();
+        self.line("}");
+    }
+
+    fn while_stmt(&mut self) {
+        let k = self.fresh_name("k");
+        self.line(&format!("let mut {k} = 0usize;"));
+        self.line(&format!("while {k} < n {{"));
+        self.loop_idx.push(k.clone());
+        self.sub_block();
+        self.loop_idx.pop();
+        self.indent += 1;
+        self.line(&format!("{k} += 1;"));
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    fn for_unbind(&mut self) {
+        let Some(p) = self.pick_place_where(|p| !p.elem) else { return };
+        let dims: Vec<usize> = (0..p.lay.ndim()).filter(|&d| p.lay.shape[d] >= 1).collect();
+        if dims.is_empty() {
+            return;
+        }
+        let d = *self.rng.pick(&dims);
+        let elem = View::Select(d as i64, lit(0)).apply(&p.lay).0;
+        let r = self.fresh_name("r");
+        let da = dim_arg(&mut self.rng, d, p.lay.ndim());
+        self.line(&format!("for {r} in {}.unbind({da}) {{", p.recv));
+        if let Some(i) = p.var {
+            self.vars[i].fresh = false;
+        }
+        self.open();
+        let block = self.block();
+        self.vars.push(Var {
+            name: r,
+            kind: VKind::LoopView,
+            lay: elem,
+            ro: p.ro,
+            strided_ok: false,
+            block,
+            fresh: false,
+            root: false,
+            moved: false,
+        });
+        let count = self.rng.range(1, 3) as usize;
+        self.stmts(count);
+        self.close();
+        self.line("}");
+    }
+
+    fn for_slice(&mut self) {
+        let cands: Vec<usize> = (0..self.colls.len()).filter(|&c| !self.colls[c].hidden).collect();
+        if cands.is_empty() {
+            return;
+        }
+        let c = *self.rng.pick(&cands);
+        let coll = self.colls[c].clone();
+        let t = self.fresh_name("t");
+        let kind = if coll.mutable {
+            self.line(&format!("for {t} in {}.iter_mut() {{", coll.name));
+            VKind::IterMut
+        } else {
+            let j = self.fresh_name("j");
+            self.line(&format!("for ({j}, {t}) in {}.iter().enumerate() {{", coll.name));
+            self.loop_idx.push(j);
+            VKind::IterRef
+        };
+        self.colls[c].hidden = true;
+        self.open();
+        let block = self.block();
+        self.vars.push(Var {
+            name: t,
+            kind,
+            lay: coll.elem.clone(),
+            ro: false,
+            strided_ok: false,
+            block,
+            fresh: false,
+            root: false,
+            moved: false,
+        });
+        let count = self.rng.range(1, 3) as usize;
+        self.stmts(count);
+        self.close();
+        if !coll.mutable {
+            self.loop_idx.pop();
+        }
+        self.colls[c].hidden = false;
+        self.line("}");
+    }
+
+    /// One output expression (cloned, so it can be used anywhere).
+    fn output_expr(&mut self) -> String {
+        let Some(p) = self.pick_place(false) else {
+            return "Tensor::<f32>::zeros(&[1])".into();
+        };
+        match self.rng.below(6) {
+            0 => {
+                let (t, _, _, _) = self.chain(&p, 2, true);
+                format!("{}{t}.clone()", p.recv)
+            }
+            1 => format!("{} * 1.0f32", p.refx),
+            _ => format!("{}.clone()", p.recv),
+        }
+    }
+
+    fn outputs_tuple(&mut self, tail: bool) -> String {
+        let mut outs = Vec::new();
+        for _ in 0..self.outputs {
+            // In the tail, sometimes move a local (possibly a stale view).
+            if tail && self.rng.chance(40) {
+                let cands: Vec<usize> = (0..self.vars.len())
+                    .filter(|&i| {
+                        let v = &self.vars[i];
+                        !v.moved && matches!(v.kind, VKind::Local | VKind::ParamVal)
+                    })
+                    .collect();
+                if !cands.is_empty() {
+                    let i = *self.rng.pick(&cands);
+                    self.vars[i].moved = true;
+                    outs.push(self.vars[i].name.clone());
+                    continue;
+                }
+            }
+            outs.push(self.output_expr());
+        }
+        if outs.len() == 1 {
+            outs.pop().expect("one")
+        } else {
+            format!("({})", outs.join(", "))
+        }
+    }
+
+    fn early_return(&mut self) {
+        let c = self.cond();
+        let c2 = format!("n == {}", self.rng.below(4));
+        self.line(&format!("if {c} && {c2} {{"));
+        self.indent += 1;
+        let out = self.outputs_tuple(false);
+        self.line(&format!("return {out};"));
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    fn reassign(&mut self) {
+        let block = self.block();
+        let cands: Vec<usize> = (0..self.vars.len())
+            .filter(|&i| {
+                let v = &self.vars[i];
+                !v.moved && v.kind == VKind::Local && v.root
+            })
+            .collect();
+        if cands.is_empty() {
+            return;
+        }
+        let i = *self.rng.pick(&cands);
+        let (e, shape) = self.fresh_value();
+        let same_block = self.vars[i].block == block;
+        let cur = &self.vars[i].lay;
+        if !same_block && (shape != cur.shape || !cur.is_contiguous()) {
+            return;
+        }
+        let name = self.vars[i].name.clone();
+        self.line(&format!("{name} = {e};"));
+        let v = &mut self.vars[i];
+        v.lay = Lay::contiguous(&shape);
+        v.strided_ok = true;
+    }
+}
+
+/// The variable an expression like `p3[1]` or `x0` names.
+fn base_name(recv: &str) -> String {
+    recv.split('[').next().unwrap_or(recv).to_string()
+}
+
+fn broadcasts(from: &[usize], to: &[usize]) -> bool {
+    if from.len() > to.len() {
+        return false;
+    }
+    from.iter()
+        .rev()
+        .zip(to.iter().rev())
+        .all(|(&f, &t)| f == t || f == 1)
+}
+
+fn usize_list(s: &[usize]) -> String {
+    let parts: Vec<String> = s.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Generates program `index` of run `seed`.
+pub fn generate(seed: u64, index: usize) -> Program {
+    let pseed = program_seed(seed, index);
+    let mut rng = Rng::new(pseed);
+    // A few related shapes, so that operands often match.
+    let a = rng.range(1, 4) as usize;
+    let b = rng.range(2, 4) as usize;
+    let c = rng.range(1, 3) as usize;
+    let pool: Vec<Vec<usize>> = vec![
+        vec![a, b],
+        vec![b, a],
+        vec![a, b, c],
+        vec![b],
+        vec![a * b],
+        vec![b, b],
+    ];
+    let nparams = rng.range(1, 3) as usize;
+    let mut params = Vec::new();
+    for k in 0..nparams {
+        let passing = *rng.pick(&[
+            Passing::Ref,
+            Passing::Ref,
+            Passing::RefMut,
+            Passing::RefMut,
+            Passing::Value,
+        ]);
+        let shape = rng.pick(&pool).clone();
+        params.push(Param {
+            name: format!("x{k}"),
+            passing,
+            shape,
+            count: 1,
+        });
+    }
+    if rng.chance(25) {
+        let passing = if rng.chance(70) {
+            Passing::SliceMut
+        } else {
+            Passing::Slice
+        };
+        params.push(Param {
+            name: "d".into(),
+            passing,
+            shape: rng.pick(&pool).clone(),
+            count: rng.range(1, 3) as usize,
+        });
+    }
+    let outputs = rng.range(1, 3) as usize;
+    let mut g = Gen {
+        rng,
+        body: String::new(),
+        indent: 1,
+        vars: Vec::new(),
+        var_scopes: Vec::new(),
+        multis: Vec::new(),
+        multi_scopes: Vec::new(),
+        colls: Vec::new(),
+        blocks: vec![0],
+        next_block: 0,
+        next_name: 0,
+        loop_idx: Vec::new(),
+        depth: 0,
+        tolerant: false,
+        opaque: false,
+        outputs,
+        stmts_left: 0,
+    };
+    for p in &params {
+        let lay = Lay::contiguous(&p.shape);
+        let kind = match p.passing {
+            Passing::Ref => VKind::ParamRef,
+            Passing::RefMut => VKind::ParamMut,
+            Passing::Value => VKind::ParamVal,
+            Passing::Slice | Passing::SliceMut => {
+                g.colls.push(Coll {
+                    name: p.name.clone(),
+                    elem: lay,
+                    count: p.count,
+                    mutable: p.passing == Passing::SliceMut,
+                    hidden: false,
+                });
+                continue;
+            }
+        };
+        g.vars.push(Var {
+            name: p.name.clone(),
+            kind,
+            lay,
+            ro: false,
+            strided_ok: true,
+            block: 0,
+            fresh: false,
+            root: false,
+            moved: false,
+        });
+    }
+    g.stmts_left = g.rng.range(6, 16) as usize;
+    while g.stmts_left > 0 {
+        g.stmts_left -= 1;
+        g.stmt();
+    }
+    let tail = g.outputs_tuple(true);
+    g.line(&tail);
+    let mut scalars = vec![(g.rng.below(4), true), (g.rng.below(4), false)];
+    if scalars[0] == scalars[1] {
+        scalars.pop();
+    }
+    Program {
+        index,
+        seed: pseed,
+        params,
+        outputs,
+        body: g.body,
+        tolerant: g.tolerant,
+        opaque: g.opaque,
+        scalars,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// rendering the test sources
+
+/// Renders shard `shard` of `shards` (programs `i` with `i % shards ==
+/// shard`) as a Rust source file defining the programs, their runners and
+/// a `PROGRAMS` table.
+pub fn render_shard(seed: u64, programs: usize, shards: usize, shard: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "// @generated by funcz-difftest/build.rs: seed {seed}, programs {programs}, shard {shard} of {shards}.\n"
+    );
+    out.push_str("use funcz::Tensor;\n");
+    out.push_str("use funcz_difftest::helpers::{self, HelperExt};\n\n");
+    let mut table = String::new();
+    for index in (shard..programs).step_by(shards) {
+        let p = generate(seed, index);
+        render_program(&mut out, &p);
+        let inputs: Vec<String> = p
+            .params
+            .iter()
+            .flat_map(|q| std::iter::repeat_n(usize_list(&q.shape), q.count))
+            .map(|s| format!("&{s}"))
+            .collect();
+        let scalars: Vec<String> = p
+            .scalars
+            .iter()
+            .map(|(n, f)| format!("({n}, {f})"))
+            .collect();
+        let _ = writeln!(
+            table,
+            "    funcz_difftest::Program {{ index: {index}, seed: {seed}, source: {:?}, inputs: &[{}], \
+             tolerant: {}, opaque: {}, scalars: &[{}], run: run_{index} }},",
+            p.source(&format!("p{index}"), ""),
+            inputs.join(", "),
+            p.tolerant,
+            p.opaque,
+            scalars.join(", "),
+        );
+    }
+    out.push_str("pub static PROGRAMS: &[funcz_difftest::Program] = &[\n");
+    out.push_str(&table);
+    out.push_str("];\n");
+    out
+}
+
+fn render_program(out: &mut String, p: &Program) {
+    let i = p.index;
+    let _ = writeln!(out, "{}", p.source(&format!("p{i}"), "#[allow(unused_mut, unused_variables)]\n"));
+    let _ = writeln!(out, "{}", p.source(&format!("p{i}_f"), "#[funcz::functionalize]\n"));
+    let _ = writeln!(
+        out,
+        "{}",
+        p.source(
+            &format!("p{i}_fv"),
+            "#[funcz::functionalize(remove = \"mutations_and_views\")]\n"
+        )
+    );
+    // The runner: destructure the inputs and call variant `v`.
+    let mut pats = Vec::new();
+    let mut args = Vec::new();
+    let mut has_rest = false;
+    for (k, q) in p.params.iter().enumerate() {
+        match q.passing {
+            Passing::Ref => {
+                pats.push(format!("a{k}"));
+                args.push(format!("&*a{k}"));
+            }
+            Passing::RefMut => {
+                pats.push(format!("a{k}"));
+                args.push(format!("a{k}"));
+            }
+            Passing::Value => {
+                pats.push(format!("a{k}"));
+                args.push(format!("a{k}.shallow_clone()"));
+            }
+            Passing::Slice => {
+                has_rest = true;
+                args.push("&*rest".into());
+            }
+            Passing::SliceMut => {
+                has_rest = true;
+                args.push("rest".into());
+            }
+        }
+    }
+    if has_rest {
+        pats.push("rest @ ..".into());
+    }
+    args.push("n".into());
+    args.push("flag".into());
+    let outs = if p.outputs == 1 {
+        "vec![r]".to_string()
+    } else {
+        let parts: Vec<String> = (0..p.outputs).map(|k| format!("r.{k}")).collect();
+        format!("vec![{}]", parts.join(", "))
+    };
+    let _ = writeln!(
+        out,
+        "fn run_{i}(v: usize, ins: &mut [Tensor], n: usize, flag: bool) -> Vec<Tensor> {{\n    \
+         let [{}] = ins else {{ unreachable!(\"input count\") }};\n    \
+         let f = [p{i}, p{i}_f, p{i}_fv][v];\n    \
+         let r = f({});\n    \
+         {outs}\n}}\n",
+        pats.join(", "),
+        args.join(", "),
+    );
+}

@@ -1,0 +1,54 @@
+//! Helpers the generated programs call, which `#[functionalize]` cannot
+//! see into. Their own ops run untraced, so that the purity check of a
+//! functionalized trace applies to everything else: a helper's mutation
+//! is allowed, but the code around it must stay functional.
+
+use funcz::Tensor;
+use funcz::trace::untraced;
+
+/// Mutates its argument through `&mut` (the macro assumes it did).
+pub fn scale_mut(t: &mut Tensor) {
+    untraced(|| {
+        t.mul_(1.5);
+    });
+}
+
+/// Mutates its argument through a view of a `&` (the macro sees it by the
+/// storage version counter).
+pub fn fill_first(t: &Tensor) {
+    untraced(|| {
+        if t.dim() > 0 && t.size(0) > 0 {
+            t.narrow(0, 0, 1).fill_(0.125);
+        } else {
+            t.fill_(0.125);
+        }
+    });
+}
+
+/// Mutates its argument only when `really` is true.
+pub fn bump_if(t: &Tensor, really: bool) {
+    untraced(|| {
+        if really {
+            t.sub_(0.5);
+        }
+    });
+}
+
+/// Reads its argument: a fresh tensor, no mutation.
+pub fn double(t: &Tensor) -> Tensor {
+    untraced(|| t * 2.0)
+}
+
+/// A method outside the op table that mutates its receiver.
+pub trait HelperExt {
+    /// Adds 1 in place.
+    fn bump(&self);
+}
+
+impl HelperExt for Tensor {
+    fn bump(&self) {
+        untraced(|| {
+            self.add_(1.0);
+        });
+    }
+}
