@@ -1086,9 +1086,12 @@ impl<'a> Lowerer<'a> {
 
     // ---------- exits ----------
 
-    fn exit_block(&self, value: Expr, pure: bool, ret: bool) -> Expr {
+    /// Builds an exit: the write-backs, then `value`, when `value` moves an
+    /// input (so it cannot be read after); else `value` first, as PyTorch
+    /// (the `copy_` epilogue comes last).
+    fn exit_block(&self, value: Expr, write_back_first: bool, ret: bool) -> Expr {
         let wb = &self.exit;
-        if pure {
+        if write_back_first {
             if ret {
                 parse_quote!({ #(#wb)* return #value; })
             } else {
@@ -1104,13 +1107,63 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// True if evaluating `e` may move a shadowed input variable (a bare
+    /// use that is not borrowed, indexed or a method receiver).
+    fn moves_input(&self, e: &Expr) -> bool {
+        struct V<'l, 'a> {
+            lw: &'l Lowerer<'a>,
+            moved: bool,
+        }
+        impl V<'_, '_> {
+            fn input(&self, e: &Expr) -> bool {
+                self.lw.binding_of(e).is_some_and(|id| {
+                    matches!(
+                        self.lw.scopes.kind(id),
+                        Kind::Root { input: Some(_), .. } | Kind::Coll { input: Some(_) }
+                    )
+                })
+            }
+            fn borrowed(&mut self, e: &Expr) {
+                if !self.input(e) {
+                    syn::visit::Visit::visit_expr(self, e);
+                }
+            }
+        }
+        impl<'ast> syn::visit::Visit<'ast> for V<'_, '_> {
+            fn visit_expr(&mut self, e: &'ast Expr) {
+                match e {
+                    Expr::Path(_) if self.input(e) => self.moved = true,
+                    Expr::MethodCall(m) => {
+                        self.borrowed(&m.receiver);
+                        for a in &m.args {
+                            self.visit_expr(a);
+                        }
+                    }
+                    Expr::Reference(r) => self.borrowed(&r.expr),
+                    Expr::Index(i) => {
+                        self.borrowed(&i.expr);
+                        self.visit_expr(&i.index);
+                    }
+                    Expr::Field(f) => self.borrowed(&f.base),
+                    _ => syn::visit::visit_expr(self, e),
+                }
+            }
+        }
+        let mut v = V {
+            lw: self,
+            moved: false,
+        };
+        syn::visit::Visit::visit_expr(&mut v, e);
+        v.moved
+    }
+
     /// Wraps the function's tail expression with the input write-backs.
     pub fn lower_tail(&mut self, e: Expr) -> Expr {
         if self.exit.is_empty() {
             return e;
         }
-        let pure = !has_effects(&e);
-        self.exit_block(e, pure, false)
+        let first = self.moves_input(&e);
+        self.exit_block(e, first, false)
     }
 
     fn check_macro(&mut self, mac: &syn::Macro) {
@@ -1187,43 +1240,6 @@ fn tails(e: &Expr) -> Vec<&Expr> {
         Expr::Paren(p) => tails(&p.expr),
         other => vec![other],
     }
-}
-
-/// True if evaluating `e` may mutate or call code the macro cannot see.
-fn has_effects(e: &Expr) -> bool {
-    struct V(bool);
-    impl<'ast> syn::visit::Visit<'ast> for V {
-        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            let name = m.method.to_string();
-            match optable::lookup(&name).map(|i| i.kind) {
-                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize) => {
-                    self.0 = true
-                }
-                Some(_) => {}
-                None if QUERIES.contains(&name.as_str()) => {}
-                None => self.0 = true,
-            }
-            syn::visit::visit_expr_method_call(self, m);
-        }
-        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-            let ctor = matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| {
-                s.ident.to_string().chars().next().is_some_and(char::is_uppercase)
-            }));
-            if !ctor {
-                self.0 = true;
-            }
-            syn::visit::visit_expr_call(self, c);
-        }
-        fn visit_expr_block(&mut self, _: &'ast syn::ExprBlock) {
-            self.0 = true;
-        }
-        fn visit_macro(&mut self, _: &'ast syn::Macro) {
-            self.0 = true;
-        }
-    }
-    let mut v = V(false);
-    syn::visit::Visit::visit_expr(&mut v, e);
-    v.0
 }
 
 impl VisitMut for Lowerer<'_> {
@@ -1328,8 +1344,8 @@ impl VisitMut for Lowerer<'_> {
                     None => parse_quote!(()),
                 };
                 self.visit_expr_mut(&mut value);
-                let pure = !has_effects(&value);
-                *e = self.exit_block(value, pure, true);
+                let first = self.moves_input(&value);
+                *e = self.exit_block(value, first, true);
             }
             Expr::Try(t) if self.closure_floor.is_empty() && !self.exit.is_empty() => {
                 let mut inner = (*t.expr).clone();
