@@ -22,6 +22,16 @@ variants!(seed2, seed2_f, seed2_fv; fn (a: Tensor) -> Tensor {
 
 #[test]
 fn seed_examples() {
+    // The original, traced as written: the seed's `add, view, add_`.
+    let a = iota(&[2]);
+    let (_, g0) = funcz::trace::Tracer::new("forward")
+        .input("a", &a)
+        .run(|| seed1(&a));
+    assert_eq!(g0.ops(), vec!["add", "view", "add_"]);
+    assert!(
+        g0.to_string().contains("let add_ = aten::add_(view, 1.0);"),
+        "{g0}"
+    );
     let [g1, g2] = check("seed1", &[iota(&[2])], |v, x| {
         vec![[seed1, seed1_f, seed1_fv][v](&x[0])]
     });
