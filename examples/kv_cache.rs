@@ -27,12 +27,15 @@ fn step_fv(cache: &Tensor, key: &Tensor, query: &Tensor, pos: usize) -> Tensor {
     keys.matmul(&query.t()).sigmoid()
 }
 
+/// The signature shared by the three variants.
+type Step = fn(&Tensor, &Tensor, &Tensor, usize) -> Tensor;
+
 fn main() {
     let (len, dim) = (8, 4);
     let key = Tensor::<f32>::randn(&[1, dim], 1);
     let query = Tensor::<f32>::randn(&[1, dim], 2);
     let mut results = Vec::new();
-    let variants: [(&str, fn(&Tensor, &Tensor, &Tensor, usize) -> Tensor); 3] = [
+    let variants: [(&str, Step); 3] = [
         ("original", step),
         ("remove = \"mutations\"", step_f),
         ("remove = \"mutations_and_views\"", step_fv),
