@@ -43,20 +43,23 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Remove::MutationsAndViews => quote!(::funcz::rt::Mode::Copies),
     };
     // Fixpoint: each pass learns which roots are mutated; the next emits
-    // state for them. Facts only grow, so this converges quickly.
+    // state for them. Facts only grow, so this converges in two or three
+    // passes; the pass that learns nothing new is the output.
     let mut facts = Facts::default();
-    for _ in 0..6 {
-        let scratch = Ctxt::default();
-        let (_, found) = lower_fn(&func, &scratch, mode.clone(), facts.clone(), false);
+    let mut pass = 0;
+    let out = loop {
+        pass += 1;
+        let pass_cx = Ctxt::default();
+        let (out, found) = lower_fn(&func, &pass_cx, mode.clone(), facts.clone(), true);
         let mut next = facts.clone();
         next.mutated.extend(found.mutated);
         next.meta.extend(found.meta);
-        if next == facts {
-            break;
+        if next == facts || pass == 6 {
+            cx.absorb(pass_cx);
+            break out;
         }
         facts = next;
-    }
-    let (out, _) = lower_fn(&func, &cx, mode, facts, true);
+    };
     if cx.has_errors() {
         return with_errors(item, &cx);
     }

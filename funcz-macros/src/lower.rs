@@ -8,7 +8,7 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
-use syn::{Block, Expr, Ident, Pat, Stmt, Token, parse_quote};
+use syn::{Block, Expr, Ident, Pat, Stmt, Token};
 
 use funcz_runtime::optable::{self, OpKind};
 
@@ -84,7 +84,36 @@ pub(crate) struct Lowerer<'a> {
     /// Statements that write mutated inputs back (emitted at every exit).
     pub exit: Vec<Stmt>,
     pre: Vec<Vec<Stmt>>,
+    /// Bindings already synced before the statement being lowered.
+    synced: Vec<Vec<usize>>,
     closure_floor: Vec<usize>,
+    copies: bool,
+}
+
+/// Generated code is kept as tokens (`Verbatim`) rather than re-parsed:
+/// the macro never inspects what it generated, and parsing every snippet
+/// dominated expansion time.
+trait FromTokens {
+    fn from_tokens(ts: TokenStream) -> Self;
+}
+
+impl FromTokens for Stmt {
+    fn from_tokens(ts: TokenStream) -> Self {
+        // An item-position statement: never mistaken for a tail expression.
+        Stmt::Item(syn::Item::Verbatim(ts))
+    }
+}
+
+impl FromTokens for Expr {
+    fn from_tokens(ts: TokenStream) -> Self {
+        Expr::Verbatim(ts)
+    }
+}
+
+macro_rules! pq {
+    ($($t:tt)*) => {
+        FromTokens::from_tokens(quote!($($t)*))
+    };
 }
 
 fn rt() -> TokenStream {
@@ -105,14 +134,16 @@ impl<'a> Lowerer<'a> {
     ) -> Self {
         Lowerer {
             cx,
-            mode,
+            mode: mode.clone(),
             facts,
             found: Facts::default(),
             scopes: Scopes::default(),
             report,
             fn_name,
             exit: Vec::new(),
+            copies: mode.to_string().contains("Copies"),
             pre: Vec::new(),
+            synced: Vec::new(),
             closure_floor: Vec::new(),
         }
     }
@@ -131,7 +162,7 @@ impl<'a> Lowerer<'a> {
     // ---------- facts about bindings ----------
 
     fn copies(&self) -> bool {
-        self.mode.to_string().contains("Copies")
+        self.copies
     }
 
     fn tracked_root(&self, root: usize) -> bool {
@@ -245,10 +276,7 @@ impl<'a> Lowerer<'a> {
 
     fn push_pre(&mut self, s: Stmt) {
         if let Some(list) = self.pre.last_mut() {
-            let text = s.to_token_stream().to_string();
-            if !list.iter().any(|o| o.to_token_stream().to_string() == text) {
-                list.push(s);
-            }
+            list.push(s);
         }
     }
 
@@ -257,6 +285,11 @@ impl<'a> Lowerer<'a> {
         if !self.has_state(id) {
             return;
         }
+        match self.synced.last_mut() {
+            Some(done) if done.contains(&id) => return,
+            Some(done) => done.push(id),
+            None => {}
+        }
         let mode = self.mode.clone();
         let rt = rt();
         match self.scopes.kind(id).clone() {
@@ -264,19 +297,19 @@ impl<'a> Lowerer<'a> {
                 let v = self.scopes.ident(id).clone();
                 let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(root);
-                self.push_pre(parse_quote!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
+                self.push_pre(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
             }
             Kind::Multi { root } => {
                 let v = self.scopes.ident(id).clone();
                 let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(root);
-                self.push_pre(parse_quote!(#rt::sync_all(&mut #v, &mut #s, &#rv, &#rs, #mode);));
+                self.push_pre(pq!(#rt::sync_all(&mut #v, &mut #s, &#rv, &#rs, #mode);));
             }
             Kind::Root { .. } if self.based(id) => {
                 let v = self.scopes.ident(id).clone();
                 let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(id);
-                self.push_pre(parse_quote!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
+                self.push_pre(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
             }
             _ => {}
         }
@@ -286,7 +319,9 @@ impl<'a> Lowerer<'a> {
         let mut out = Vec::new();
         for stmt in stmts {
             self.pre.push(Vec::new());
+            self.synced.push(Vec::new());
             let lowered = self.lower_stmt(stmt);
+            self.synced.pop();
             let pre = self.pre.pop().unwrap_or_default();
             out.extend(pre);
             out.extend(lowered);
@@ -392,7 +427,7 @@ impl<'a> Lowerer<'a> {
                     .expect("an in-place call");
                 let id = self.scopes.declare(&ident, Kind::Alias { root });
                 let s = state_ident(id);
-                return vec![parse_quote!(let (mut #ident, mut #s) = #lowered;)];
+                return vec![pq!(let (mut #ident, mut #s) = #lowered;)];
             }
             let lowered = self
                 .try_inplace(&expr, Want::Value)
@@ -427,11 +462,11 @@ impl<'a> Lowerer<'a> {
                     let id = self.scopes.declare(&ident, kind);
                     let st = state_ident(id);
                     if let Some((method, args)) = multi {
-                        stmts.push(parse_quote!(
+                        stmts.push(pq!(
                             let (mut #ident, mut #st) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
                         ));
                     } else {
-                        stmts.push(parse_quote!(let (mut #ident, mut #st) = (#v, #s);));
+                        stmts.push(pq!(let (mut #ident, mut #st) = (#v, #s);));
                     }
                     return stmts;
                 }
@@ -484,12 +519,12 @@ impl<'a> Lowerer<'a> {
         if self.based(id) {
             let (b, bs) = (base_ident(id), base_state_ident(id));
             vec![
-                parse_quote!(let mut #b = #rt::handle(&#v);),
-                parse_quote!(let mut #bs = #rt::Tracked::root(&#b);),
-                parse_quote!(let mut #s = #bs.clone();),
+                pq!(let mut #b = #rt::handle(&#v);),
+                pq!(let mut #bs = #rt::Tracked::root(&#b);),
+                pq!(let mut #s = #bs.clone();),
             ]
         } else if self.tracked_root(id) {
-            vec![parse_quote!(let mut #s = #rt::Tracked::root(&#v);)]
+            vec![pq!(let mut #s = #rt::Tracked::root(&#v);)]
         } else {
             Vec::new()
         }
@@ -772,10 +807,10 @@ impl<'a> Lowerer<'a> {
             let nv = format_ident!("__fz_view_{}", k, span = Span::mixed_site());
             let ns = format_ident!("__fz_view_state_{}", k, span = Span::mixed_site());
             match step {
-                Step::View(method, args) => stmts.push(parse_quote!(
+                Step::View(method, args) => stmts.push(pq!(
                     let (mut #nv, mut #ns) = #rt::view(&#v, &#s, #rt::ViewMeta::#method(#args), #mode);
                 )),
-                Step::MultiOut(method, args, index) => stmts.push(parse_quote!(
+                Step::MultiOut(method, args, index) => stmts.push(pq!(
                     let (mut #nv, mut #ns) = #rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#args), #index, #mode);
                 )),
             }
@@ -800,7 +835,7 @@ impl<'a> Lowerer<'a> {
                 match self.scopes.kind(id).clone() {
                     Kind::ElemRef { .. } => {
                         let ts = tmp("__fz_elem_state");
-                        stmts.push(parse_quote!(let mut #ts = #rt::Tracked::root(&*#v);));
+                        stmts.push(pq!(let mut #ts = #rt::Tracked::root(&*#v);));
                         (quote!((*#v)), quote!(#ts))
                     }
                     _ if self.has_state(id) => {
@@ -810,7 +845,7 @@ impl<'a> Lowerer<'a> {
                     }
                     _ => {
                         let ts = tmp("__fz_root_state");
-                        stmts.push(parse_quote!(let mut #ts = #rt::Tracked::root(&#v);));
+                        stmts.push(pq!(let mut #ts = #rt::Tracked::root(&#v);));
                         (quote!(#v), quote!(#ts))
                     }
                 }
@@ -819,7 +854,7 @@ impl<'a> Lowerer<'a> {
                 let id = *id;
                 let v = self.scopes.ident(id).clone();
                 let i = tmp("__fz_index");
-                stmts.push(parse_quote!(let #i: usize = #index;));
+                stmts.push(pq!(let #i: usize = #index;));
                 match self.scopes.kind(id).clone() {
                     Kind::Multi { .. } if self.has_state(id) => {
                         self.need_sync(id);
@@ -828,7 +863,7 @@ impl<'a> Lowerer<'a> {
                     }
                     _ => {
                         let ts = tmp("__fz_elem_state");
-                        stmts.push(parse_quote!(let mut #ts = #rt::Tracked::root(&#v[#i]);));
+                        stmts.push(pq!(let mut #ts = #rt::Tracked::root(&#v[#i]);));
                         (quote!(#v[#i]), quote!(#ts))
                     }
                 }
@@ -909,7 +944,7 @@ impl<'a> Lowerer<'a> {
                 {
                     let mut recv = (*m.receiver).clone();
                     self.visit_expr_mut(&mut recv);
-                    return parse_quote!(#recv.#fname(#args));
+                    return pq!(#recv.#fname(#args));
                 }
                 self.error(
                     &m.receiver,
@@ -941,14 +976,16 @@ impl<'a> Lowerer<'a> {
                 // commit into the place itself.
                 let (rv, rs) = self.commit_root_of(&place).unwrap_or((pv, ps));
                 let new = tmp("__fz_new");
-                stmts.push(parse_quote!(let #new = #v.#fname(#args);));
-                stmts.push(parse_quote!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);));
+                stmts.push(pq!(let #new = #v.#fname(#args);));
+                stmts.push(
+                    pq!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);),
+                );
                 let tail: Expr = match want {
-                    Want::Nothing => return parse_quote!({ #(#stmts)* }),
-                    Want::Value => parse_quote!(#rt::handle(&#v)),
-                    Want::Bound => parse_quote!((#rt::handle(&#v), #s.clone())),
+                    Want::Nothing => return pq!({ #(#stmts)* }),
+                    Want::Value => pq!(#rt::handle(&#v)),
+                    Want::Bound => pq!((#rt::handle(&#v), #s.clone())),
                 };
-                parse_quote!({ #(#stmts)* #tail })
+                pq!({ #(#stmts)* #tail })
             }
         }
     }
@@ -981,24 +1018,24 @@ impl<'a> Lowerer<'a> {
             Place::Index(id, index) => {
                 let v = self.scopes.ident(*id).clone();
                 let i = tmp("__fz_index");
-                stmts.push(parse_quote!(let #i: usize = #index;));
+                stmts.push(pq!(let #i: usize = #index;));
                 (quote!(#v[#i]), None)
             }
         };
-        stmts.push(parse_quote!(let #new = #value.#f(#args);));
+        stmts.push(pq!(let #new = #value.#f(#args);));
         match &state {
-            Some(s) => stmts.push(parse_quote!(#rt::commit_root(#op, &mut #value, &mut #s, #new);)),
-            None => stmts.push(parse_quote!(#value = #new;)),
+            Some(s) => stmts.push(pq!(#rt::commit_root(#op, &mut #value, &mut #s, #new);)),
+            None => stmts.push(pq!(#value = #new;)),
         }
         let tail: Expr = match (want, &state) {
-            (Want::Nothing, _) => return parse_quote!({ #(#stmts)* }),
-            (Want::Value, _) => parse_quote!(#rt::handle(&#value)),
-            (Want::Bound, Some(s)) => parse_quote!((#rt::handle(&#value), #s.clone())),
+            (Want::Nothing, _) => return pq!({ #(#stmts)* }),
+            (Want::Value, _) => pq!(#rt::handle(&#value)),
+            (Want::Bound, Some(s)) => pq!((#rt::handle(&#value), #s.clone())),
             (Want::Bound, None) => {
-                parse_quote!((#rt::handle(&#value), #rt::Tracked::root(&#value)))
+                pq!((#rt::handle(&#value), #rt::Tracked::root(&#value)))
             }
         };
-        parse_quote!({ #(#stmts)* #tail })
+        pq!({ #(#stmts)* #tail })
     }
 
     fn lower_meta(&mut self, m: &syn::ExprMethodCall, view: &str, want: Want) -> Expr {
@@ -1016,14 +1053,14 @@ impl<'a> Lowerer<'a> {
         };
         let v = self.scopes.ident(id).clone();
         let tail: Expr = if want == Want::Nothing {
-            parse_quote!(())
+            pq!(())
         } else {
-            parse_quote!(#rt::handle(&#v))
+            pq!(#rt::handle(&#v))
         };
         match self.scopes.kind(id).clone() {
             Kind::Root { .. } if !self.based(id) => {
                 self.found.meta.insert(id);
-                parse_quote!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
+                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
             }
             Kind::Root { .. } | Kind::Alias { .. } if self.has_state(id) => {
                 if let Kind::Root { .. } = self.scopes.kind(id) {
@@ -1031,10 +1068,10 @@ impl<'a> Lowerer<'a> {
                 }
                 self.need_sync(id);
                 let s = state_ident(id);
-                parse_quote!({ #rt::meta_inplace(&mut #v, &mut #s, #rt::ViewMeta::#meta(#args), #mode); #tail })
+                pq!({ #rt::meta_inplace(&mut #v, &mut #s, #rt::ViewMeta::#meta(#args), #mode); #tail })
             }
             Kind::Alias { .. } => {
-                parse_quote!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
+                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
             }
             _ => {
                 let mut e = Expr::MethodCall(m.clone());
@@ -1059,9 +1096,9 @@ impl<'a> Lowerer<'a> {
                 let v = self.scopes.ident(id).clone();
                 if self.has_state(id) {
                     let s = state_ident(id);
-                    parse_quote!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
+                    pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
                 } else {
-                    parse_quote!({ #v = #rt::resized(&#v, #args); #rt::handle(&#v) })
+                    pq!({ #v = #rt::resized(&#v, #args); #rt::handle(&#v) })
                 }
             }
             _ => {
@@ -1093,16 +1130,16 @@ impl<'a> Lowerer<'a> {
         let wb = &self.exit;
         if write_back_first {
             if ret {
-                parse_quote!({ #(#wb)* return #value; })
+                pq!({ #(#wb)* return #value; })
             } else {
-                parse_quote!({ #(#wb)* #value })
+                pq!({ #(#wb)* #value })
             }
         } else {
             let r = tmp("__fz_ret");
             if ret {
-                parse_quote!({ let #r = #value; #(#wb)* return #r; })
+                pq!({ let #r = #value; #(#wb)* return #r; })
             } else {
-                parse_quote!({ let #r = #value; #(#wb)* #r })
+                pq!({ let #r = #value; #(#wb)* #r })
             }
         }
     }
@@ -1272,7 +1309,7 @@ impl VisitMut for Lowerer<'_> {
                 };
                 let method = Ident::new(method, b.op.span());
                 let (l, r) = (&b.left, &b.right);
-                let call: Expr = parse_quote!(#l.#method(#r));
+                let call: Expr = pq!(#l.#method(#r));
                 if let Some(lowered) = self.try_inplace(&call, Want::Nothing) {
                     *e = lowered;
                 }
@@ -1304,9 +1341,9 @@ impl VisitMut for Lowerer<'_> {
                             let mode = self.mode.clone();
                             let (recv, method, args) = (&m.receiver, &m.method, &m.args);
                             *e = if multi {
-                                parse_quote!(#rt::MultiMeta::#method(#args).forward(&#recv, #mode))
+                                pq!(#rt::MultiMeta::#method(#args).forward(&#recv, #mode))
                             } else {
-                                parse_quote!(#rt::view_value(&#recv, #rt::ViewMeta::#method(#args), #mode))
+                                pq!(#rt::view_value(&#recv, #rt::ViewMeta::#method(#args), #mode))
                             };
                         }
                     }
@@ -1341,7 +1378,7 @@ impl VisitMut for Lowerer<'_> {
             Expr::Return(r) if self.closure_floor.is_empty() && !self.exit.is_empty() => {
                 let mut value: Expr = match r.expr.take() {
                     Some(v) => *v,
-                    None => parse_quote!(()),
+                    None => pq!(()),
                 };
                 self.visit_expr_mut(&mut value);
                 let first = self.moves_input(&value);
@@ -1353,10 +1390,10 @@ impl VisitMut for Lowerer<'_> {
                 let wb = &self.exit;
                 let rt = rt();
                 let x = tmp("__fz_try");
-                *e = parse_quote!({ let #x = #inner; if #rt::is_exit(&#x) { #(#wb)* } #x? });
+                *e = pq!({ let #x = #inner; if #rt::is_exit(&#x) { #(#wb)* } #x? });
             }
             Expr::ForLoop(_) => self.lower_for(e),
-            Expr::Assign(a) => self.lower_assign(e_assign(a)),
+            Expr::Assign(_) => self.lower_assign(e),
             Expr::Let(l) => {
                 self.visit_expr_mut(&mut l.expr);
                 self.declare_other(&l.pat);
@@ -1364,10 +1401,6 @@ impl VisitMut for Lowerer<'_> {
             _ => visit_mut::visit_expr_mut(self, e),
         }
     }
-}
-
-fn e_assign(a: &mut syn::ExprAssign) -> &mut syn::ExprAssign {
-    a
 }
 
 fn is_compound(op: &syn::BinOp) -> bool {
@@ -1395,10 +1428,10 @@ impl Lowerer<'_> {
             Kind::Coll {
                 input: Some((p, vec)),
             } if self.facts.mutated.contains(&id) => match (p, vec) {
-                (Passing::Ref, false) => *e = parse_quote!((&#ident[..])),
-                (Passing::RefMut, false) => *e = parse_quote!((&mut #ident[..])),
-                (Passing::Ref, true) => *e = parse_quote!((&#ident)),
-                (Passing::RefMut, true) => *e = parse_quote!((&mut #ident)),
+                (Passing::Ref, false) => *e = pq!((&#ident[..])),
+                (Passing::RefMut, false) => *e = pq!((&mut #ident[..])),
+                (Passing::Ref, true) => *e = pq!((&#ident)),
+                (Passing::RefMut, true) => *e = pq!((&mut #ident)),
                 (Passing::Value, _) => {}
             },
             _ => {}
@@ -1475,26 +1508,26 @@ impl Lowerer<'_> {
             }
             let v = self.scopes.ident(*id).clone();
             let ver = format_ident!("__fz_version_{}", k, span = Span::mixed_site());
-            before.push(parse_quote!(let #ver = #rt::version(&#v);));
+            before.push(pq!(let #ver = #rt::version(&#v);));
             let s = state_ident(*id);
             let commit: Stmt = match self.scopes.kind(*id).clone() {
                 Kind::Alias { root } => {
                     let (rv, rs) = self.root_value_state(root);
-                    parse_quote!({
+                    pq!({
                         let __fz_h = #rt::handle(&#v);
                         #rt::commit(#what, &mut #rv, &mut #rs, &mut #v, &mut #s, __fz_h, #mode);
                     })
                 }
-                _ => parse_quote!(#s.bump();),
+                _ => pq!(#s.bump();),
             };
-            after.push(parse_quote!(if #rt::version(&#v) != #ver { #commit }));
+            after.push(pq!(if #rt::version(&#v) != #ver { #commit }));
         }
         if before.is_empty() {
             return;
         }
         let r = tmp("__fz_call");
         let call = e.clone();
-        *e = parse_quote!({ #(#before)* let #r = #call; #(#after)* #r });
+        *e = pq!({ #(#before)* let #r = #call; #(#after)* #r });
     }
 
     fn has_aliases(&self, root: usize) -> bool {
@@ -1503,7 +1536,9 @@ impl Lowerer<'_> {
         ) || self.based(root)
     }
 
-    fn lower_assign(&mut self, a: &mut syn::ExprAssign) {
+    fn lower_assign(&mut self, e: &mut Expr) {
+        let Expr::Assign(a) = e else { return };
+        let mut replace: Option<Expr> = None;
         let Some(id) = self.binding_of(&a.left) else {
             // `xs[i] = value` replaces an element of a collection.
             if let Expr::Index(ix) = &*a.left
@@ -1523,14 +1558,7 @@ impl Lowerer<'_> {
                     let v = self.scopes.ident(id).clone();
                     let s = state_ident(id);
                     let right = &a.right;
-                    let e: Expr = parse_quote!({ #v = #right; #s.rebind(&#v); });
-                    *a.right = e;
-                    // `x = { x = new; state.rebind(&x); }` would assign (): rewrite the
-                    // whole assignment instead.
-                    let replaced: Expr = parse_quote!(#v = #v);
-                    let _ = replaced;
-                    let new_right = (*a.right).clone();
-                    *a = parse_quote!(_ = #new_right);
+                    replace = Some(pq!({ #v = #right; #s.rebind(&#v); }));
                 }
             }
             Kind::Alias { root } => {
@@ -1542,9 +1570,8 @@ impl Lowerer<'_> {
                         let (mut stmts, v, s) = self.emit_steps(prelude, &place, &steps);
                         let ident = self.scopes.ident(id).clone();
                         let st = state_ident(id);
-                        stmts.push(parse_quote!({ #ident = #v; #st = #s; }));
-                        let block: Expr = parse_quote!({ #(#stmts)* });
-                        *a = parse_quote!(_ = #block);
+                        stmts.push(pq!({ #ident = #v; #st = #s; }));
+                        replace = Some(pq!({ #(#stmts)* }));
                     } else {
                         self.visit_expr_mut(&mut a.right);
                     }
@@ -1564,6 +1591,9 @@ impl Lowerer<'_> {
             _ => {
                 visit_mut::visit_expr_mut(self, &mut a.right);
             }
+        }
+        if let Some(new) = replace {
+            *e = new;
         }
     }
 
@@ -1588,7 +1618,7 @@ impl Lowerer<'_> {
                 self.visit_block_mut(&mut f.body);
                 let body = &f.body;
                 let label = &f.label;
-                let new: Expr = parse_quote!({
+                let new: Expr = pq!({
                     #(#stmts)*
                     let (#vals, #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
                     #label for (mut #ident, mut #st) in ::core::iter::zip(#vals, #sts) #body
@@ -1655,7 +1685,7 @@ impl Lowerer<'_> {
         match (e, shape) {
             (e, IterShape::Coll(id)) if self.facts.mutated.contains(id) => {
                 let ident = self.scopes.ident(*id).clone();
-                *e = parse_quote!(#ident.iter_mut());
+                *e = pq!(#ident.iter_mut());
             }
             (Expr::MethodCall(m), IterShape::Enumerate(inner)) => {
                 self.mutable_iter(&mut m.receiver, inner)

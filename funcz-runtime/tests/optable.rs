@@ -3,8 +3,8 @@
 //! version and return the receiver; views share storage; functional ops
 //! return fresh storage; in-place views change only the layout).
 
-use funcz_runtime::optable::{OpKind, OPS};
 use funcz_runtime::Tensor;
+use funcz_runtime::optable::{OPS, OpKind};
 
 enum Out {
     One(Tensor),
@@ -130,7 +130,8 @@ fn every_row_is_a_method_of_its_kind() {
         }
         let before = (x.version(), *x.layout(), x.to_vec());
         let probe = x.shallow_clone();
-        let out = call(op.name, &mut x).unwrap_or_else(|| panic!("op table row `{}` is not a Tensor method", op.name));
+        let out = call(op.name, &mut x)
+            .unwrap_or_else(|| panic!("op table row `{}` is not a Tensor method", op.name));
         let outs: Vec<Tensor> = match out {
             Out::One(t) => vec![t],
             Out::Many(v) => v,
@@ -138,23 +139,54 @@ fn every_row_is_a_method_of_its_kind() {
         };
         match op.kind {
             OpKind::Functional => {
-                assert!(outs.iter().all(|o| !o.same_storage(&probe)), "{} must return fresh storage", op.name);
-                assert_eq!(probe.to_vec(), before.2, "{} must not write its receiver", op.name);
+                assert!(
+                    outs.iter().all(|o| !o.same_storage(&probe)),
+                    "{} must return fresh storage",
+                    op.name
+                );
+                assert_eq!(
+                    probe.to_vec(),
+                    before.2,
+                    "{} must not write its receiver",
+                    op.name
+                );
             }
             OpKind::Inplace { .. } => {
-                assert!(probe.version() > before.0, "{} must bump the version", op.name);
-                assert_eq!(outs[0].id(), probe.id(), "{} must return its receiver", op.name);
+                assert!(
+                    probe.version() > before.0,
+                    "{} must bump the version",
+                    op.name
+                );
+                assert_eq!(
+                    outs[0].id(),
+                    probe.id(),
+                    "{} must return its receiver",
+                    op.name
+                );
             }
             OpKind::View { .. } | OpKind::MultiView { .. } => {
-                assert!(outs.iter().all(|o| o.same_storage(&probe)), "{} must share storage", op.name);
+                assert!(
+                    outs.iter().all(|o| o.same_storage(&probe)),
+                    "{} must share storage",
+                    op.name
+                );
                 assert_eq!(probe.version(), before.0, "{} must not write", op.name);
             }
             OpKind::MaybeView { .. } => {
                 // Contiguous input: PyTorch returns a view.
-                assert!(outs[0].same_storage(&probe), "{} of a contiguous tensor is a view", op.name);
+                assert!(
+                    outs[0].same_storage(&probe),
+                    "{} of a contiguous tensor is a view",
+                    op.name
+                );
             }
             OpKind::InplaceView { .. } => {
-                assert_ne!(x.layout(), &before.1, "{} must change the receiver's layout", op.name);
+                assert_ne!(
+                    x.layout(),
+                    &before.1,
+                    "{} must change the receiver's layout",
+                    op.name
+                );
                 assert!(x.same_storage(&probe), "{} keeps the storage", op.name);
                 assert_eq!(probe.to_vec(), before.2, "{} must not change data", op.name);
             }
