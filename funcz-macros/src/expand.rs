@@ -134,6 +134,18 @@ fn lower_fn(
         });
         prologue.push(parse_quote!(::funcz::rt::check_inputs_disjoint(#name, &[#(#entries),*]);));
     }
+    lw.inputs = inputs
+        .iter()
+        .map(|(id, ident, _)| {
+            let e = if tracked(*id) {
+                let i = input_ident(*id);
+                quote!(#i)
+            } else {
+                quote!(#ident)
+            };
+            (ident.to_string(), e)
+        })
+        .collect();
     for (id, ident, kind) in &inputs {
         let id = *id;
         if !tracked(id) {

@@ -83,6 +83,8 @@ pub(crate) struct Lowerer<'a> {
     pub fn_name: String,
     /// Statements that write mutated inputs back (emitted at every exit).
     pub exit: Vec<Stmt>,
+    /// `("name", expr)` of every tensor input, for freshness checks.
+    pub inputs: Vec<(String, TokenStream)>,
     pre: Vec<Vec<Stmt>>,
     /// Bindings already synced before the statement being lowered.
     synced: Vec<Vec<usize>>,
@@ -141,6 +143,7 @@ impl<'a> Lowerer<'a> {
             report,
             fn_name,
             exit: Vec::new(),
+            inputs: Vec::new(),
             copies: mode.to_string().contains("Copies"),
             pre: Vec::new(),
             synced: Vec::new(),
@@ -508,7 +511,20 @@ impl<'a> Lowerer<'a> {
             .expect("just declared");
         let mut out = vec![Stmt::Local(local)];
         out.extend(self.root_prologue(id));
+        if !known && self.tracked_root(id) {
+            out.extend(self.freshness_check(id));
+        }
         out
+    }
+
+    /// A value from a call the macro cannot see is treated as a fresh root;
+    /// at run time, refuse it if anything else holds its storage (it may be
+    /// a view of a tensor of this function, whose mutation would be lost).
+    fn freshness_check(&self, id: usize) -> Option<Stmt> {
+        let rt = rt();
+        let ident = self.scopes.ident(id).clone();
+        let name = ident.to_string();
+        Some(pq!(#rt::check_fresh(#name, &#ident);))
     }
 
     /// State (and hidden base) for a root that is mutated or re-laid-out.

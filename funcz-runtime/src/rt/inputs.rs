@@ -112,3 +112,21 @@ pub fn write_back_layout<T: Element>(dst: &mut Tensor<T>, base_value: &Tensor<T>
         dst.as_strided_(size.as_slice(), stride.as_slice(), layout.offset as i64);
     }
 }
+
+/// Panics if `value`, which the function got from a call the macro cannot
+/// see into and then mutates, shares its storage with any other handle:
+/// `#[functionalize]` treats such a value as a fresh tensor, so if it were
+/// a view of an input or of another tensor of the function, its mutation
+/// would not reach them as it does in the original program.
+pub fn check_fresh<T: Element>(name: &str, value: &Tensor<T>) {
+    let n = value.storage_use_count();
+    if n > 1 {
+        panic!(
+            "funcz: `{name}` comes from a call #[functionalize] cannot see into and shares its storage with \
+             {} other handle(s) (shape {:?}); mutating it would not be written back to them. help: make the view \
+             in the functionalized function itself, or `.clone()` the call's result",
+            n - 1,
+            value.shape()
+        );
+    }
+}
