@@ -85,21 +85,6 @@ impl Scopes {
         None
     }
 
-    /// The bindings visible here (shadowed names resolve to the innermost).
-    pub fn visible(&self) -> Vec<usize> {
-        let mut seen: Vec<&str> = Vec::new();
-        let mut out = Vec::new();
-        for scope in self.stack.iter().rev() {
-            for (name, id) in scope.iter().rev() {
-                if !seen.contains(&name.as_str()) {
-                    seen.push(name);
-                    out.push(*id);
-                }
-            }
-        }
-        out
-    }
-
     pub fn kind(&self, id: usize) -> &Kind {
         &self.bindings[id].kind
     }
