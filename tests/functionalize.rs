@@ -421,3 +421,23 @@ fn values_from_opaque_calls_are_checked_for_aliasing() {
         vec![1.0, 3.0, 4.0, 6.0]
     );
 }
+
+// A `while` condition reads a view of a tensor the body mutates: the view
+// is regenerated before every evaluation of the condition.
+variants!(while_view, while_view_f, while_view_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.clone();
+    let first = b.select(0, 0);
+    let mut steps = 0;
+    while first.sum().item() < 20.0 {
+        b.mul_(2.0);
+        steps += 1;
+    }
+    &b.sum() + (steps as f32)
+});
+
+#[test]
+fn while_conditions_see_fresh_views() {
+    check("while_view", &[&iota(&[2, 2]) + 1.0], |v, x| {
+        vec![[while_view, while_view_f, while_view_fv][v](&x[0])]
+    });
+}

@@ -88,6 +88,10 @@ pub(crate) struct Lowerer<'a> {
     pre: Vec<Vec<Stmt>>,
     /// Bindings already synced before the statement being lowered.
     synced: Vec<Vec<usize>>,
+    /// Per open statement: roots mutated so far in it (nested statements
+    /// included), and aliases a commit made current again.
+    stmt_mutated: Vec<Vec<usize>>,
+    stmt_fresh: Vec<Vec<usize>>,
     closure_floor: Vec<usize>,
     copies: bool,
 }
@@ -147,6 +151,8 @@ impl<'a> Lowerer<'a> {
             copies: mode.to_string().contains("Copies"),
             pre: Vec::new(),
             synced: Vec::new(),
+            stmt_mutated: Vec::new(),
+            stmt_fresh: Vec::new(),
             closure_floor: Vec::new(),
         }
     }
@@ -193,6 +199,41 @@ impl<'a> Lowerer<'a> {
         } else {
             let (v, s) = (self.scopes.ident(root).clone(), state_ident(root));
             (quote!(#v), quote!(#s))
+        }
+    }
+
+    /// Records that a commit into `root` happened at this point of the
+    /// statement being lowered, making `alias` (the mutated one) current.
+    fn note_commit(&mut self, root: Option<usize>, alias: Option<usize>) {
+        if let (Some(r), Some(level)) = (root, self.stmt_mutated.last_mut()) {
+            level.push(r);
+        }
+        if let (Some(a), Some(level)) = (alias, self.stmt_fresh.last_mut()) {
+            level.push(a);
+        }
+    }
+
+    /// A read of alias `id` after a mutation of its root earlier in the
+    /// same statement would see a stale value: refuse it.
+    fn check_stale_read(&self, id: usize, at: &dyn ToTokens) {
+        let root = match self.scopes.kind(id) {
+            Kind::Alias { root } | Kind::Multi { root } => *root,
+            Kind::Root { .. } if self.based(id) => id,
+            _ => return,
+        };
+        let mutated = self.stmt_mutated.last().is_some_and(|l| l.contains(&root));
+        let fresh = self.stmt_fresh.last().is_some_and(|l| l.contains(&id));
+        if mutated && !fresh {
+            self.error(
+                at,
+                format!(
+                    "`{}` is read after `{}` is mutated in the same statement; #[functionalize] regenerates views \
+                     between statements",
+                    self.scopes.ident(id),
+                    self.scopes.ident(root)
+                ),
+                "split the statement in two: do the in-place op first, then read the view",
+            );
         }
     }
 
@@ -323,8 +364,15 @@ impl<'a> Lowerer<'a> {
         for stmt in stmts {
             self.pre.push(Vec::new());
             self.synced.push(Vec::new());
+            self.stmt_mutated.push(Vec::new());
+            self.stmt_fresh.push(Vec::new());
             let lowered = self.lower_stmt(stmt);
             self.synced.pop();
+            self.stmt_fresh.pop();
+            let mutated = self.stmt_mutated.pop().unwrap_or_default();
+            if let Some(outer) = self.stmt_mutated.last_mut() {
+                outer.extend(mutated);
+            }
             let pre = self.pre.pop().unwrap_or_default();
             out.extend(pre);
             out.extend(lowered);
@@ -980,11 +1028,16 @@ impl<'a> Lowerer<'a> {
                 place,
                 steps,
             }) => {
-                match &place {
-                    Place::Var(id) | Place::Index(id, _) => self.mark_mutated(*id),
-                }
+                let (target_id, alias) = match &place {
+                    Place::Var(id) => (*id, Some(*id)),
+                    Place::Index(id, _) => (*id, None),
+                };
+                self.mark_mutated(target_id);
+                let commit_root = self.scopes.root_of(target_id);
+                let fresh = if steps.is_empty() { alias } else { None };
                 let direct_root = steps.is_empty() && self.commit_root_of(&place).is_none();
                 if direct_root {
+                    self.note_commit(commit_root, fresh);
                     return self.commit_direct(prelude, &place, &fname, &args, &op, want);
                 }
                 let (mut stmts, pv, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
@@ -996,6 +1049,7 @@ impl<'a> Lowerer<'a> {
                 stmts.push(
                     pq!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);),
                 );
+                self.note_commit(commit_root, fresh);
                 let tail: Expr = match want {
                     Want::Nothing => return pq!({ #(#stmts)* }),
                     Want::Value => pq!(#rt::handle(&#v)),
@@ -1409,6 +1463,20 @@ impl VisitMut for Lowerer<'_> {
                 *e = pq!({ let #x = #inner; if #rt::is_exit(&#x) { #(#wb)* } #x? });
             }
             Expr::ForLoop(_) => self.lower_for(e),
+            Expr::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
+                // The condition runs before every iteration: views it reads
+                // are regenerated there, not once before the loop.
+                self.pre.push(Vec::new());
+                self.synced.push(Vec::new());
+                self.visit_expr_mut(&mut w.cond);
+                self.synced.pop();
+                let pre = self.pre.pop().unwrap_or_default();
+                self.visit_block_mut(&mut w.body);
+                if !pre.is_empty() {
+                    let (label, cond, body) = (&w.label, &w.cond, &w.body);
+                    *e = pq!(#label loop { #(#pre)* if !(#cond) { break; } #body });
+                }
+            }
             Expr::Assign(_) => self.lower_assign(e),
             Expr::Let(l) => {
                 self.visit_expr_mut(&mut l.expr);
@@ -1433,6 +1501,9 @@ impl Lowerer<'_> {
     /// A read of binding `id`: regenerate it if stale, and rename shadowed
     /// inputs so the body sees the type it was written against.
     fn use_binding(&mut self, id: usize, e: &mut Expr) {
+        if self.has_state(id) {
+            self.check_stale_read(id, &*e);
+        }
         self.need_sync(id);
         let ident = self.scopes.ident(id).clone();
         match self.scopes.kind(id).clone() {
@@ -1526,6 +1597,8 @@ impl Lowerer<'_> {
             let ver = format_ident!("__fz_version_{}", k, span = Span::mixed_site());
             before.push(pq!(let #ver = #rt::version(&#v);));
             let s = state_ident(*id);
+            let root = self.scopes.root_of(*id);
+            self.note_commit(root, Some(*id));
             let commit: Stmt = match self.scopes.kind(*id).clone() {
                 Kind::Alias { root } => {
                     let (rv, rs) = self.root_value_state(root);
