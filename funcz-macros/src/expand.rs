@@ -112,6 +112,9 @@ fn lower_fn(
                     );
                     inputs.push((id, ident, ParamKind::Collection { passing, vec }));
                 }
+                (Some(ident), Some(ParamKind::Optional)) => {
+                    lw.scopes.declare(&ident, Kind::Optional);
+                }
                 (Some(ident), None) => {
                     lw.scopes.declare(&ident, Kind::Other);
                 }
@@ -154,18 +157,19 @@ fn lower_fn(
         let input = input_ident(id);
         match kind {
             ParamKind::Tensor(p) => {
+                let var = lw.var(id);
                 match p {
                     Passing::Value => {
                         prologue.push(parse_quote!(let #input = ::funcz::rt::input(&#ident);));
-                        prologue.push(parse_quote!(let mut #ident = #ident;));
+                        prologue.push(parse_quote!(let mut #var = #ident;));
                     }
                     Passing::Ref => {
                         prologue.push(parse_quote!(let #input = #ident;));
-                        prologue.push(parse_quote!(let mut #ident = ::funcz::rt::input(#input);));
+                        prologue.push(parse_quote!(let mut #var = ::funcz::rt::input(#input);));
                     }
                     Passing::RefMut => {
                         prologue.push(parse_quote!(let #input = #ident;));
-                        prologue.push(parse_quote!(let mut #ident = ::funcz::rt::input(&*#input);));
+                        prologue.push(parse_quote!(let mut #var = ::funcz::rt::input(&*#input);));
                     }
                 }
                 prologue.extend(lw.root_prologue(id));
@@ -179,11 +183,12 @@ fn lower_fn(
                     (Passing::Value, true) => parse_quote!(::funcz::rt::write_back(&#input, &#b);),
                     (_, true) => parse_quote!(::funcz::rt::write_back(&*#input, &#b);),
                     (Passing::Value, false) => {
-                        parse_quote!(::funcz::rt::write_back(&#input, &#ident);)
+                        parse_quote!(::funcz::rt::write_back(&#input, &#var);)
                     }
-                    (_, false) => parse_quote!(::funcz::rt::write_back(&*#input, &#ident);),
+                    (_, false) => parse_quote!(::funcz::rt::write_back(&*#input, &#var);),
                 });
             }
+            ParamKind::Optional => {}
             ParamKind::Collection { passing, .. } => {
                 match passing {
                     Passing::Value => {
@@ -205,9 +210,15 @@ fn lower_fn(
     }
     lw.exit = exit.clone();
     let mut stmts = lw.lower_stmts(func.block.stmts.clone());
+    // Whether the tail, as written, moves an input (decided on the user's
+    // code: the lowered tail is opaque tokens).
+    let tail_moves = match func.block.stmts.last() {
+        Some(Stmt::Expr(e, None)) => lw.moves_input(e),
+        _ => false,
+    };
     match stmts.pop() {
         Some(Stmt::Expr(e, None)) if !matches!(e, syn::Expr::ForLoop(_) | syn::Expr::While(_)) => {
-            let tail = lw.lower_tail(e);
+            let tail = lw.lower_tail(e, tail_moves);
             stmts.push(Stmt::Expr(tail, None));
         }
         Some(other) => {

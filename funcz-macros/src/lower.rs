@@ -170,6 +170,17 @@ impl<'a> Lowerer<'a> {
 
     // ---------- facts about bindings ----------
 
+    /// The variable generated code uses for binding `id`: a tracked root
+    /// lives in a hidden variable, so that a user `let` shadowing its name
+    /// cannot hide it from the write-backs of its views.
+    pub fn var(&self, id: usize) -> Ident {
+        if matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id) {
+            format_ident!("__fz_root_{}", id, span = Span::mixed_site())
+        } else {
+            self.scopes.ident(id).clone()
+        }
+    }
+
     fn copies(&self) -> bool {
         self.copies
     }
@@ -197,7 +208,7 @@ impl<'a> Lowerer<'a> {
             let (b, s) = (base_ident(root), base_state_ident(root));
             (quote!(#b), quote!(#s))
         } else {
-            let (v, s) = (self.scopes.ident(root).clone(), state_ident(root));
+            let (v, s) = (self.var(root), state_ident(root));
             (quote!(#v), quote!(#s))
         }
     }
@@ -278,6 +289,7 @@ impl<'a> Lowerer<'a> {
                 | Kind::Alias { .. }
                 | Kind::ElemRef { .. }
                 | Kind::Ambiguous
+                | Kind::Plain
         )
     }
 
@@ -338,19 +350,19 @@ impl<'a> Lowerer<'a> {
         let rt = rt();
         match self.scopes.kind(id).clone() {
             Kind::Alias { root } => {
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(root);
                 self.push_pre(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
             }
             Kind::Multi { root } => {
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(root);
                 self.push_pre(pq!(#rt::sync_all(&mut #v, &mut #s, &#rv, &#rs, #mode);));
             }
             Kind::Root { .. } if self.based(id) => {
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(id);
                 self.push_pre(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
@@ -417,7 +429,8 @@ impl<'a> Lowerer<'a> {
                 {
                     pi.mutability = Some(Token![mut](pi.ident.span()));
                 }
-                self.scopes.declare(&pi.ident, kind);
+                let id = self.scopes.declare(&pi.ident, kind);
+                pi.ident = self.var(id);
             }
             Pat::Type(pt) => self.declare_pat(&mut pt.pat, kind),
             other => self.declare_other(other),
@@ -437,6 +450,32 @@ impl<'a> Lowerer<'a> {
         syn::visit::Visit::visit_pat(&mut Collect(&mut ids), pat);
         for id in ids {
             self.scopes.declare(&id, Kind::Other);
+        }
+    }
+
+    /// True if matching on `e` binds tensors that are only read (`e` is an
+    /// `Option<&Tensor>` input).
+    fn unwraps_tensors(&self, e: &Expr) -> bool {
+        self.binding_of(e)
+            .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Optional))
+    }
+
+    /// Declares the identifiers a `match`/`if let` pattern binds.
+    fn declare_bound(&mut self, pat: &Pat, plain: bool) {
+        if !plain {
+            return self.declare_other(pat);
+        }
+        struct Collect<'b>(&'b mut Vec<Ident>);
+        impl<'ast, 'b> syn::visit::Visit<'ast> for Collect<'b> {
+            fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+                self.0.push(p.ident.clone());
+                syn::visit::visit_pat_ident(self, p);
+            }
+        }
+        let mut ids = Vec::new();
+        syn::visit::Visit::visit_pat(&mut Collect(&mut ids), pat);
+        for id in ids {
+            self.scopes.declare(&id, Kind::Plain);
         }
     }
 
@@ -570,7 +609,7 @@ impl<'a> Lowerer<'a> {
     /// a view of a tensor of this function, whose mutation would be lost).
     fn freshness_check(&self, id: usize) -> Option<Stmt> {
         let rt = rt();
-        let ident = self.scopes.ident(id).clone();
+        let ident = self.var(id);
         let name = ident.to_string();
         Some(pq!(#rt::check_fresh(#name, &#ident);))
     }
@@ -578,7 +617,7 @@ impl<'a> Lowerer<'a> {
     /// State (and hidden base) for a root that is mutated or re-laid-out.
     pub fn root_prologue(&self, id: usize) -> Vec<Stmt> {
         let rt = rt();
-        let v = self.scopes.ident(id).clone();
+        let v = self.var(id);
         let s = state_ident(id);
         if self.based(id) {
             let (b, bs) = (base_ident(id), base_state_ident(id));
@@ -895,7 +934,7 @@ impl<'a> Lowerer<'a> {
         match place {
             Place::Var(id) => {
                 let id = *id;
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 match self.scopes.kind(id).clone() {
                     Kind::ElemRef { .. } => {
                         let ts = tmp("__fz_elem_state");
@@ -916,7 +955,7 @@ impl<'a> Lowerer<'a> {
             }
             Place::Index(id, index) => {
                 let id = *id;
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 let i = tmp("__fz_index");
                 stmts.push(pq!(let #i: usize = #index;));
                 match self.scopes.kind(id).clone() {
@@ -1003,9 +1042,13 @@ impl<'a> Lowerer<'a> {
         let target = self.target(&m.receiver);
         match target {
             None => {
-                if self.is_tensor_expr(&m.receiver)
-                    || matches!(&*m.receiver, Expr::Call(_) | Expr::MethodCall(_))
+                let named = self.binding_of(&m.receiver).is_some();
+                if !named
+                    && (self.is_tensor_expr(&m.receiver)
+                        || matches!(&*m.receiver, Expr::Call(_) | Expr::MethodCall(_)))
                 {
+                    // A fresh temporary (`(&a + 1.0).relu_()`): nothing else
+                    // can see it, so the functional op is the whole story.
                     let mut recv = (*m.receiver).clone();
                     self.visit_expr_mut(&mut recv);
                     return pq!(#recv.#fname(#args));
@@ -1075,7 +1118,7 @@ impl<'a> Lowerer<'a> {
         let new = tmp("__fz_new");
         let (value, state): (TokenStream, Option<TokenStream>) = match place {
             Place::Var(id) => {
-                let v = self.scopes.ident(*id).clone();
+                let v = self.var(*id);
                 match self.scopes.kind(*id) {
                     Kind::ElemRef { .. } => (quote!((*#v)), None),
                     _ if self.has_state(*id) => {
@@ -1086,7 +1129,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
             Place::Index(id, index) => {
-                let v = self.scopes.ident(*id).clone();
+                let v = self.var(*id);
                 let i = tmp("__fz_index");
                 stmts.push(pq!(let #i: usize = #index;));
                 (quote!(#v[#i]), None)
@@ -1121,7 +1164,7 @@ impl<'a> Lowerer<'a> {
             visit_mut::visit_expr_mut(self, &mut e);
             return e;
         };
-        let v = self.scopes.ident(id).clone();
+        let v = self.var(id);
         let tail: Expr = if want == Want::Nothing {
             pq!(())
         } else {
@@ -1163,7 +1206,7 @@ impl<'a> Lowerer<'a> {
         {
             Some((id, Kind::Root { .. })) => {
                 self.mark_mutated(id);
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 if self.has_state(id) {
                     let s = state_ident(id);
                     pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
@@ -1216,7 +1259,7 @@ impl<'a> Lowerer<'a> {
 
     /// True if evaluating `e` may move a shadowed input variable (a bare
     /// use that is not borrowed, indexed or a method receiver).
-    fn moves_input(&self, e: &Expr) -> bool {
+    pub fn moves_input(&self, e: &Expr) -> bool {
         struct V<'l, 'a> {
             lw: &'l Lowerer<'a>,
             moved: bool,
@@ -1265,12 +1308,12 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Wraps the function's tail expression with the input write-backs.
-    pub fn lower_tail(&mut self, e: Expr) -> Expr {
+    /// `moves` is whether the tail as written moves an input.
+    pub fn lower_tail(&mut self, e: Expr, moves: bool) -> Expr {
         if self.exit.is_empty() {
             return e;
         }
-        let first = self.moves_input(&e);
-        self.exit_block(e, first, false)
+        self.exit_block(e, moves, false)
     }
 
     fn check_macro(&mut self, mac: &syn::Macro) {
@@ -1379,7 +1422,7 @@ impl VisitMut for Lowerer<'_> {
                 };
                 let method = Ident::new(method, b.op.span());
                 let (l, r) = (&b.left, &b.right);
-                let call: Expr = pq!(#l.#method(#r));
+                let call: Expr = syn::parse_quote!(#l.#method(#r));
                 if let Some(lowered) = self.try_inplace(&call, Want::Nothing) {
                     *e = lowered;
                 }
@@ -1450,8 +1493,8 @@ impl VisitMut for Lowerer<'_> {
                     Some(v) => *v,
                     None => pq!(()),
                 };
-                self.visit_expr_mut(&mut value);
                 let first = self.moves_input(&value);
+                self.visit_expr_mut(&mut value);
                 *e = self.exit_block(value, first, true);
             }
             Expr::Try(t) if self.closure_floor.is_empty() && !self.exit.is_empty() => {
@@ -1480,7 +1523,18 @@ impl VisitMut for Lowerer<'_> {
             Expr::Assign(_) => self.lower_assign(e),
             Expr::Let(l) => {
                 self.visit_expr_mut(&mut l.expr);
-                self.declare_other(&l.pat);
+                let plain = self.unwraps_tensors(&l.expr);
+                self.declare_bound(&l.pat, plain);
+            }
+            Expr::Match(m) => {
+                self.visit_expr_mut(&mut m.expr);
+                let plain = self.unwraps_tensors(&m.expr);
+                for arm in m.arms.iter_mut() {
+                    self.scopes.push();
+                    self.declare_bound(&arm.pat, plain);
+                    self.visit_expr_mut(&mut arm.body);
+                    self.scopes.pop();
+                }
             }
             _ => visit_mut::visit_expr_mut(self, e),
         }
@@ -1505,13 +1559,14 @@ impl Lowerer<'_> {
             self.check_stale_read(id, &*e);
         }
         self.need_sync(id);
-        let ident = self.scopes.ident(id).clone();
+        let ident = self.var(id);
         match self.scopes.kind(id).clone() {
             Kind::Root { input: Some(p), .. } if self.tracked_root(id) => match p {
                 Passing::Ref => *e = parse_quote_spanned_ref(&ident, false),
                 Passing::RefMut => *e = parse_quote_spanned_ref(&ident, true),
-                Passing::Value => {}
+                Passing::Value => *e = pq!(#ident),
             },
+            Kind::Root { input: None, .. } if self.has_state(id) => *e = pq!(#ident),
             Kind::Coll {
                 input: Some((p, vec)),
             } if self.facts.mutated.contains(&id) => match (p, vec) {
@@ -1593,7 +1648,7 @@ impl Lowerer<'_> {
             if !self.has_state(*id) {
                 continue;
             }
-            let v = self.scopes.ident(*id).clone();
+            let v = self.var(*id);
             let ver = format_ident!("__fz_version_{}", k, span = Span::mixed_site());
             before.push(pq!(let #ver = #rt::version(&#v);));
             let s = state_ident(*id);
@@ -1644,7 +1699,7 @@ impl Lowerer<'_> {
             Kind::Root { .. } => {
                 self.visit_expr_mut(&mut a.right);
                 if self.has_state(id) {
-                    let v = self.scopes.ident(id).clone();
+                    let v = self.var(id);
                     let s = state_ident(id);
                     let right = &a.right;
                     replace = Some(pq!({ #v = #right; #s.rebind(&#v); }));
@@ -1657,7 +1712,7 @@ impl Lowerer<'_> {
                 {
                     if self.has_state(id) {
                         let (mut stmts, v, s) = self.emit_steps(prelude, &place, &steps);
-                        let ident = self.scopes.ident(id).clone();
+                        let ident = self.var(id);
                         let st = state_ident(id);
                         stmts.push(pq!({ #ident = #v; #st = #s; }));
                         replace = Some(pq!({ #(#stmts)* }));
@@ -1773,7 +1828,7 @@ impl Lowerer<'_> {
     fn mutable_iter(&mut self, e: &mut Expr, shape: &IterShape) {
         match (e, shape) {
             (e, IterShape::Coll(id)) if self.facts.mutated.contains(id) => {
-                let ident = self.scopes.ident(*id).clone();
+                let ident = self.var(*id);
                 *e = pq!(#ident.iter_mut());
             }
             (Expr::MethodCall(m), IterShape::Enumerate(inner)) => {
