@@ -610,7 +610,7 @@ impl<'a> Lowerer<'a> {
     fn freshness_check(&self, id: usize) -> Option<Stmt> {
         let rt = rt();
         let ident = self.var(id);
-        let name = ident.to_string();
+        let name = self.scopes.ident(id).to_string();
         Some(pq!(#rt::check_fresh(#name, &#ident);))
     }
 
