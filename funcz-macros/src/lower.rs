@@ -175,7 +175,9 @@ impl<'a> Lowerer<'a> {
     /// cannot hide it from the write-backs of its views.
     pub fn var(&self, id: usize) -> Ident {
         if matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id) {
-            format_ident!("__fz_root_{}", id, span = Span::mixed_site())
+            let name = self.scopes.ident(id).to_string();
+            let name = name.trim_start_matches("r#");
+            format_ident!("__fz_{}_{}", name, id, span = Span::mixed_site())
         } else {
             self.scopes.ident(id).clone()
         }
