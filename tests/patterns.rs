@@ -118,3 +118,25 @@ fn optional_tensors() {
         );
     }
 }
+
+variants!(vecs, vecs_f, vecs_fv; fn (owned: Vec<Tensor>, shared: &mut Vec<Tensor>) -> Tensor {
+    for t in owned.iter() {
+        t.mul_(2.0);
+    }
+    shared[0].narrow(0, 0, 1).fill_(7.0);
+    shared.push(Tensor::ones(&[2]));
+    let total = owned[0].sum();
+    &total + &shared[1].sum()
+});
+
+#[test]
+fn vec_parameters() {
+    let ins = [iota(&[2]), iota(&[3]), iota(&[2]), iota(&[2])];
+    check("vecs", &ins, |v, x| {
+        let owned: Vec<Tensor> = x[..2].iter().map(Tensor::shallow_clone).collect();
+        let mut shared: Vec<Tensor> = x[2..].iter().map(Tensor::shallow_clone).collect();
+        let out = [vecs, vecs_f, vecs_fv][v](owned, &mut shared);
+        assert_eq!(shared.len(), 3, "the caller's Vec sees the push");
+        vec![out, shared[2].clone()]
+    });
+}

@@ -189,7 +189,7 @@ fn lower_fn(
                 });
             }
             ParamKind::Optional => {}
-            ParamKind::Collection { passing, .. } => {
+            ParamKind::Collection { passing, vec } => {
                 match passing {
                     Passing::Value => {
                         prologue.push(parse_quote!(
@@ -204,7 +204,12 @@ fn lower_fn(
                         ));
                     }
                 }
-                exit.push(parse_quote!(::funcz::rt::write_back_all(&#input[..], &#ident[..]);));
+                exit.push(match (passing, vec) {
+                    (Passing::RefMut, true) => {
+                        parse_quote!(::funcz::rt::write_back_vec(&mut *#input, &#ident[..]);)
+                    }
+                    _ => parse_quote!(::funcz::rt::write_back_all(&#input[..], &#ident[..]);),
+                });
             }
         }
     }

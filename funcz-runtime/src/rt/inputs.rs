@@ -96,6 +96,17 @@ pub fn write_back_all<T: Element>(dst: &[Tensor<T>], values: &[Tensor<T>]) {
     }
 }
 
+/// [`write_back_all`] for a `&mut Vec<Tensor>` input: elements the body
+/// replaced are copied into the caller's tensors, and the caller's `Vec`
+/// takes the length the body left (pushed tensors are handed over,
+/// removed ones dropped), as the original program would have left it.
+pub fn write_back_vec<T: Element>(dst: &mut Vec<Tensor<T>>, values: &[Tensor<T>]) {
+    let common = dst.len().min(values.len());
+    write_back_all(&dst[..common], &values[..common]);
+    dst.truncate(values.len());
+    dst.extend(values[common..].iter().map(Tensor::handle));
+}
+
 /// Writes back an input whose layout the body changed with metadata ops
 /// (`t_`, `transpose_`, ...): the caller's tensor gets the final data of
 /// its base (`copy_`), then the layout the original program would have
