@@ -45,16 +45,21 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     // Fixpoint: each pass learns which roots are mutated; the next emits
     // state for them. Facts only grow, so this converges in two or three
     // passes; the pass that learns nothing new is the output.
+    // The first pass only learns facts (no code is generated); each later
+    // pass generates code and is the output if it learns nothing new.
     let mut facts = Facts::default();
     let mut pass = 0;
     let out = loop {
         pass += 1;
+        let dry = pass == 1;
         let pass_cx = Ctxt::default();
-        let (out, found) = lower_fn(&func, &pass_cx, mode.clone(), facts.clone(), true);
+        let (out, found) = crate::lower::with_dry_run(dry, || {
+            lower_fn(&func, &pass_cx, mode.clone(), facts.clone())
+        });
         let mut next = facts.clone();
         next.mutated.extend(found.mutated);
         next.meta.extend(found.meta);
-        if next == facts || pass == 6 {
+        if (!dry && next == facts) || pass == 6 {
             cx.absorb(pass_cx);
             break out;
         }
@@ -75,15 +80,9 @@ fn with_errors(item: TokenStream, cx: &Ctxt) -> TokenStream {
     quote!(#item #(#errors)*)
 }
 
-fn lower_fn(
-    func: &ItemFn,
-    cx: &Ctxt,
-    mode: TokenStream,
-    facts: Facts,
-    report: bool,
-) -> (ItemFn, Facts) {
+fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts) -> (ItemFn, Facts) {
     let name = func.sig.ident.to_string();
-    let mut lw = Lowerer::new(cx, mode, facts, report, name.clone());
+    let mut lw = Lowerer::new(cx, mode, facts, true, name.clone());
     lw.scopes.push();
     let mut inputs = Vec::new();
     for arg in &func.sig.inputs {

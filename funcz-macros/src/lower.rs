@@ -116,14 +116,42 @@ impl FromTokens for Expr {
     }
 }
 
+thread_local! {
+    static DRY_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with code generation turned off: a pass that only learns which
+/// roots are mutated does not need the tokens it would write.
+pub(crate) fn with_dry_run<R>(dry: bool, f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            DRY_RUN.with(|d| d.set(self.0));
+        }
+    }
+    let _reset = Reset(DRY_RUN.with(|d| d.replace(dry)));
+    f()
+}
+
+fn dry_run() -> bool {
+    DRY_RUN.with(|d| d.get())
+}
+
 macro_rules! pq {
     ($($t:tt)*) => {
-        FromTokens::from_tokens(quote!($($t)*))
+        if dry_run() {
+            FromTokens::from_tokens(TokenStream::new())
+        } else {
+            FromTokens::from_tokens(quote!($($t)*))
+        }
     };
 }
 
 fn rt() -> TokenStream {
-    quote!(::funcz::rt)
+    thread_local! {
+        static RT: TokenStream = quote!(::funcz::rt);
+    }
+    RT.with(TokenStream::clone)
 }
 
 fn tmp(name: &str) -> Ident {
