@@ -148,10 +148,8 @@ macro_rules! pq {
 }
 
 fn rt() -> TokenStream {
-    thread_local! {
-        static RT: TokenStream = quote!(::funcz::rt);
-    }
-    RT.with(TokenStream::clone)
+    // Not cached: proc_macro tokens must not outlive one expansion.
+    quote!(::funcz::rt)
 }
 
 fn tmp(name: &str) -> Ident {
