@@ -20,6 +20,11 @@ impl Ctxt {
         ));
     }
 
+    /// Takes over the errors collected by `other`.
+    pub(crate) fn absorb(&self, other: Ctxt) {
+        self.errors.borrow_mut().extend(other.errors.into_inner());
+    }
+
     pub(crate) fn has_errors(&self) -> bool {
         !self.errors.borrow().is_empty()
     }

@@ -43,20 +43,28 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Remove::MutationsAndViews => quote!(::funcz::rt::Mode::Copies),
     };
     // Fixpoint: each pass learns which roots are mutated; the next emits
-    // state for them. Facts only grow, so this converges quickly.
+    // state for them. Facts only grow, so this converges in two or three
+    // passes; the pass that learns nothing new is the output.
+    // The first pass only learns facts (no code is generated); each later
+    // pass generates code and is the output if it learns nothing new.
     let mut facts = Facts::default();
-    for _ in 0..6 {
-        let scratch = Ctxt::default();
-        let (_, found) = lower_fn(&func, &scratch, mode.clone(), facts.clone(), false);
+    let mut pass = 0;
+    let out = loop {
+        pass += 1;
+        let dry = pass == 1;
+        let pass_cx = Ctxt::default();
+        let (out, found) = crate::lower::with_dry_run(dry, || {
+            lower_fn(&func, &pass_cx, mode.clone(), facts.clone())
+        });
         let mut next = facts.clone();
         next.mutated.extend(found.mutated);
         next.meta.extend(found.meta);
-        if next == facts {
-            break;
+        if (!dry && next == facts) || pass == 6 {
+            cx.absorb(pass_cx);
+            break out;
         }
         facts = next;
-    }
-    let (out, _) = lower_fn(&func, &cx, mode, facts, true);
+    };
     if cx.has_errors() {
         return with_errors(item, &cx);
     }
@@ -72,15 +80,9 @@ fn with_errors(item: TokenStream, cx: &Ctxt) -> TokenStream {
     quote!(#item #(#errors)*)
 }
 
-fn lower_fn(
-    func: &ItemFn,
-    cx: &Ctxt,
-    mode: TokenStream,
-    facts: Facts,
-    report: bool,
-) -> (ItemFn, Facts) {
+fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts) -> (ItemFn, Facts) {
     let name = func.sig.ident.to_string();
-    let mut lw = Lowerer::new(cx, mode, facts, report, name.clone());
+    let mut lw = Lowerer::new(cx, mode, facts, true, name.clone());
     lw.scopes.push();
     let mut inputs = Vec::new();
     for arg in &func.sig.inputs {
@@ -109,6 +111,9 @@ fn lower_fn(
                     );
                     inputs.push((id, ident, ParamKind::Collection { passing, vec }));
                 }
+                (Some(ident), Some(ParamKind::Optional)) => {
+                    lw.scopes.declare(&ident, Kind::Optional);
+                }
                 (Some(ident), None) => {
                     lw.scopes.declare(&ident, Kind::Other);
                 }
@@ -131,6 +136,18 @@ fn lower_fn(
         });
         prologue.push(parse_quote!(::funcz::rt::check_inputs_disjoint(#name, &[#(#entries),*]);));
     }
+    lw.inputs = inputs
+        .iter()
+        .map(|(id, ident, _)| {
+            let e = if tracked(*id) {
+                let i = input_ident(*id);
+                quote!(#i)
+            } else {
+                quote!(#ident)
+            };
+            (ident.to_string(), e)
+        })
+        .collect();
     for (id, ident, kind) in &inputs {
         let id = *id;
         if !tracked(id) {
@@ -139,18 +156,19 @@ fn lower_fn(
         let input = input_ident(id);
         match kind {
             ParamKind::Tensor(p) => {
+                let var = lw.var(id);
                 match p {
                     Passing::Value => {
                         prologue.push(parse_quote!(let #input = ::funcz::rt::input(&#ident);));
-                        prologue.push(parse_quote!(let mut #ident = #ident;));
+                        prologue.push(parse_quote!(let mut #var = #ident;));
                     }
                     Passing::Ref => {
                         prologue.push(parse_quote!(let #input = #ident;));
-                        prologue.push(parse_quote!(let mut #ident = ::funcz::rt::input(#input);));
+                        prologue.push(parse_quote!(let mut #var = ::funcz::rt::input(#input);));
                     }
                     Passing::RefMut => {
                         prologue.push(parse_quote!(let #input = #ident;));
-                        prologue.push(parse_quote!(let mut #ident = ::funcz::rt::input(&*#input);));
+                        prologue.push(parse_quote!(let mut #var = ::funcz::rt::input(&*#input);));
                     }
                 }
                 prologue.extend(lw.root_prologue(id));
@@ -164,12 +182,13 @@ fn lower_fn(
                     (Passing::Value, true) => parse_quote!(::funcz::rt::write_back(&#input, &#b);),
                     (_, true) => parse_quote!(::funcz::rt::write_back(&*#input, &#b);),
                     (Passing::Value, false) => {
-                        parse_quote!(::funcz::rt::write_back(&#input, &#ident);)
+                        parse_quote!(::funcz::rt::write_back(&#input, &#var);)
                     }
-                    (_, false) => parse_quote!(::funcz::rt::write_back(&*#input, &#ident);),
+                    (_, false) => parse_quote!(::funcz::rt::write_back(&*#input, &#var);),
                 });
             }
-            ParamKind::Collection { passing, .. } => {
+            ParamKind::Optional => {}
+            ParamKind::Collection { passing, vec } => {
                 match passing {
                     Passing::Value => {
                         prologue.push(parse_quote!(
@@ -184,15 +203,26 @@ fn lower_fn(
                         ));
                     }
                 }
-                exit.push(parse_quote!(::funcz::rt::write_back_all(&#input[..], &#ident[..]);));
+                exit.push(match (passing, vec) {
+                    (Passing::RefMut, true) => {
+                        parse_quote!(::funcz::rt::write_back_vec(&mut *#input, &#ident[..]);)
+                    }
+                    _ => parse_quote!(::funcz::rt::write_back_all(&#input[..], &#ident[..]);),
+                });
             }
         }
     }
     lw.exit = exit.clone();
     let mut stmts = lw.lower_stmts(func.block.stmts.clone());
+    // Whether the tail, as written, moves an input (decided on the user's
+    // code: the lowered tail is opaque tokens).
+    let tail_moves = match func.block.stmts.last() {
+        Some(Stmt::Expr(e, None)) => lw.moves_input(e),
+        _ => false,
+    };
     match stmts.pop() {
         Some(Stmt::Expr(e, None)) if !matches!(e, syn::Expr::ForLoop(_) | syn::Expr::While(_)) => {
-            let tail = lw.lower_tail(e);
+            let tail = lw.lower_tail(e, tail_moves);
             stmts.push(Stmt::Expr(tail, None));
         }
         Some(other) => {

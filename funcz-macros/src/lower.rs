@@ -8,7 +8,7 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
-use syn::{Block, Expr, Ident, Pat, Stmt, Token, parse_quote};
+use syn::{Block, Expr, Ident, Pat, Stmt, Token};
 
 use funcz_runtime::optable::{self, OpKind};
 
@@ -83,11 +83,72 @@ pub(crate) struct Lowerer<'a> {
     pub fn_name: String,
     /// Statements that write mutated inputs back (emitted at every exit).
     pub exit: Vec<Stmt>,
+    /// `("name", expr)` of every tensor input, for freshness checks.
+    pub inputs: Vec<(String, TokenStream)>,
     pre: Vec<Vec<Stmt>>,
+    /// Bindings already synced before the statement being lowered.
+    synced: Vec<Vec<usize>>,
+    /// Per open statement: roots mutated so far in it (nested statements
+    /// included), and aliases a commit made current again.
+    stmt_mutated: Vec<Vec<usize>>,
+    stmt_fresh: Vec<Vec<usize>>,
     closure_floor: Vec<usize>,
+    copies: bool,
+}
+
+/// Generated code is kept as tokens (`Verbatim`) rather than re-parsed:
+/// the macro never inspects what it generated, and parsing every snippet
+/// dominated expansion time.
+trait FromTokens {
+    fn from_tokens(ts: TokenStream) -> Self;
+}
+
+impl FromTokens for Stmt {
+    fn from_tokens(ts: TokenStream) -> Self {
+        // An item-position statement: never mistaken for a tail expression.
+        Stmt::Item(syn::Item::Verbatim(ts))
+    }
+}
+
+impl FromTokens for Expr {
+    fn from_tokens(ts: TokenStream) -> Self {
+        Expr::Verbatim(ts)
+    }
+}
+
+thread_local! {
+    static DRY_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with code generation turned off: a pass that only learns which
+/// roots are mutated does not need the tokens it would write.
+pub(crate) fn with_dry_run<R>(dry: bool, f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            DRY_RUN.with(|d| d.set(self.0));
+        }
+    }
+    let _reset = Reset(DRY_RUN.with(|d| d.replace(dry)));
+    f()
+}
+
+fn dry_run() -> bool {
+    DRY_RUN.with(|d| d.get())
+}
+
+macro_rules! pq {
+    ($($t:tt)*) => {
+        if dry_run() {
+            FromTokens::from_tokens(TokenStream::new())
+        } else {
+            FromTokens::from_tokens(quote!($($t)*))
+        }
+    };
 }
 
 fn rt() -> TokenStream {
+    // Not cached: proc_macro tokens must not outlive one expansion.
     quote!(::funcz::rt)
 }
 
@@ -105,14 +166,19 @@ impl<'a> Lowerer<'a> {
     ) -> Self {
         Lowerer {
             cx,
-            mode,
+            mode: mode.clone(),
             facts,
             found: Facts::default(),
             scopes: Scopes::default(),
             report,
             fn_name,
             exit: Vec::new(),
+            inputs: Vec::new(),
+            copies: mode.to_string().contains("Copies"),
             pre: Vec::new(),
+            synced: Vec::new(),
+            stmt_mutated: Vec::new(),
+            stmt_fresh: Vec::new(),
             closure_floor: Vec::new(),
         }
     }
@@ -130,8 +196,21 @@ impl<'a> Lowerer<'a> {
 
     // ---------- facts about bindings ----------
 
+    /// The variable generated code uses for binding `id`: a tracked root
+    /// lives in a hidden variable, so that a user `let` shadowing its name
+    /// cannot hide it from the write-backs of its views.
+    pub fn var(&self, id: usize) -> Ident {
+        if matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id) {
+            let name = self.scopes.ident(id).to_string();
+            let name = name.trim_start_matches("r#");
+            format_ident!("__fz_{}_{}", name, id, span = Span::mixed_site())
+        } else {
+            self.scopes.ident(id).clone()
+        }
+    }
+
     fn copies(&self) -> bool {
-        self.mode.to_string().contains("Copies")
+        self.copies
     }
 
     fn tracked_root(&self, root: usize) -> bool {
@@ -157,8 +236,43 @@ impl<'a> Lowerer<'a> {
             let (b, s) = (base_ident(root), base_state_ident(root));
             (quote!(#b), quote!(#s))
         } else {
-            let (v, s) = (self.scopes.ident(root).clone(), state_ident(root));
+            let (v, s) = (self.var(root), state_ident(root));
             (quote!(#v), quote!(#s))
+        }
+    }
+
+    /// Records that a commit into `root` happened at this point of the
+    /// statement being lowered, making `alias` (the mutated one) current.
+    fn note_commit(&mut self, root: Option<usize>, alias: Option<usize>) {
+        if let (Some(r), Some(level)) = (root, self.stmt_mutated.last_mut()) {
+            level.push(r);
+        }
+        if let (Some(a), Some(level)) = (alias, self.stmt_fresh.last_mut()) {
+            level.push(a);
+        }
+    }
+
+    /// A read of alias `id` after a mutation of its root earlier in the
+    /// same statement would see a stale value: refuse it.
+    fn check_stale_read(&self, id: usize, at: &dyn ToTokens) {
+        let root = match self.scopes.kind(id) {
+            Kind::Alias { root } | Kind::Multi { root } => *root,
+            Kind::Root { .. } if self.based(id) => id,
+            _ => return,
+        };
+        let mutated = self.stmt_mutated.last().is_some_and(|l| l.contains(&root));
+        let fresh = self.stmt_fresh.last().is_some_and(|l| l.contains(&id));
+        if mutated && !fresh {
+            self.error(
+                at,
+                format!(
+                    "`{}` is read after `{}` is mutated in the same statement; #[functionalize] regenerates views \
+                     between statements",
+                    self.scopes.ident(id),
+                    self.scopes.ident(root)
+                ),
+                "split the statement in two: do the in-place op first, then read the view",
+            );
         }
     }
 
@@ -203,6 +317,7 @@ impl<'a> Lowerer<'a> {
                 | Kind::Alias { .. }
                 | Kind::ElemRef { .. }
                 | Kind::Ambiguous
+                | Kind::Plain
         )
     }
 
@@ -245,10 +360,7 @@ impl<'a> Lowerer<'a> {
 
     fn push_pre(&mut self, s: Stmt) {
         if let Some(list) = self.pre.last_mut() {
-            let text = s.to_token_stream().to_string();
-            if !list.iter().any(|o| o.to_token_stream().to_string() == text) {
-                list.push(s);
-            }
+            list.push(s);
         }
     }
 
@@ -257,26 +369,31 @@ impl<'a> Lowerer<'a> {
         if !self.has_state(id) {
             return;
         }
+        match self.synced.last_mut() {
+            Some(done) if done.contains(&id) => return,
+            Some(done) => done.push(id),
+            None => {}
+        }
         let mode = self.mode.clone();
         let rt = rt();
         match self.scopes.kind(id).clone() {
             Kind::Alias { root } => {
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(root);
-                self.push_pre(parse_quote!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
+                self.push_pre(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
             }
             Kind::Multi { root } => {
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(root);
-                self.push_pre(parse_quote!(#rt::sync_all(&mut #v, &mut #s, &#rv, &#rs, #mode);));
+                self.push_pre(pq!(#rt::sync_all(&mut #v, &mut #s, &#rv, &#rs, #mode);));
             }
             Kind::Root { .. } if self.based(id) => {
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(id);
-                self.push_pre(parse_quote!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
+                self.push_pre(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
             }
             _ => {}
         }
@@ -286,7 +403,16 @@ impl<'a> Lowerer<'a> {
         let mut out = Vec::new();
         for stmt in stmts {
             self.pre.push(Vec::new());
+            self.synced.push(Vec::new());
+            self.stmt_mutated.push(Vec::new());
+            self.stmt_fresh.push(Vec::new());
             let lowered = self.lower_stmt(stmt);
+            self.synced.pop();
+            self.stmt_fresh.pop();
+            let mutated = self.stmt_mutated.pop().unwrap_or_default();
+            if let Some(outer) = self.stmt_mutated.last_mut() {
+                outer.extend(mutated);
+            }
             let pre = self.pre.pop().unwrap_or_default();
             out.extend(pre);
             out.extend(lowered);
@@ -331,7 +457,8 @@ impl<'a> Lowerer<'a> {
                 {
                     pi.mutability = Some(Token![mut](pi.ident.span()));
                 }
-                self.scopes.declare(&pi.ident, kind);
+                let id = self.scopes.declare(&pi.ident, kind);
+                pi.ident = self.var(id);
             }
             Pat::Type(pt) => self.declare_pat(&mut pt.pat, kind),
             other => self.declare_other(other),
@@ -351,6 +478,32 @@ impl<'a> Lowerer<'a> {
         syn::visit::Visit::visit_pat(&mut Collect(&mut ids), pat);
         for id in ids {
             self.scopes.declare(&id, Kind::Other);
+        }
+    }
+
+    /// True if matching on `e` binds tensors that are only read (`e` is an
+    /// `Option<&Tensor>` input).
+    fn unwraps_tensors(&self, e: &Expr) -> bool {
+        self.binding_of(e)
+            .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Optional))
+    }
+
+    /// Declares the identifiers a `match`/`if let` pattern binds.
+    fn declare_bound(&mut self, pat: &Pat, plain: bool) {
+        if !plain {
+            return self.declare_other(pat);
+        }
+        struct Collect<'b>(&'b mut Vec<Ident>);
+        impl<'ast, 'b> syn::visit::Visit<'ast> for Collect<'b> {
+            fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+                self.0.push(p.ident.clone());
+                syn::visit::visit_pat_ident(self, p);
+            }
+        }
+        let mut ids = Vec::new();
+        syn::visit::Visit::visit_pat(&mut Collect(&mut ids), pat);
+        for id in ids {
+            self.scopes.declare(&id, Kind::Plain);
         }
     }
 
@@ -392,7 +545,7 @@ impl<'a> Lowerer<'a> {
                     .expect("an in-place call");
                 let id = self.scopes.declare(&ident, Kind::Alias { root });
                 let s = state_ident(id);
-                return vec![parse_quote!(let (mut #ident, mut #s) = #lowered;)];
+                return vec![pq!(let (mut #ident, mut #s) = #lowered;)];
             }
             let lowered = self
                 .try_inplace(&expr, Want::Value)
@@ -427,11 +580,11 @@ impl<'a> Lowerer<'a> {
                     let id = self.scopes.declare(&ident, kind);
                     let st = state_ident(id);
                     if let Some((method, args)) = multi {
-                        stmts.push(parse_quote!(
+                        stmts.push(pq!(
                             let (mut #ident, mut #st) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
                         ));
                     } else {
-                        stmts.push(parse_quote!(let (mut #ident, mut #st) = (#v, #s);));
+                        stmts.push(pq!(let (mut #ident, mut #st) = (#v, #s);));
                     }
                     return stmts;
                 }
@@ -473,23 +626,36 @@ impl<'a> Lowerer<'a> {
             .expect("just declared");
         let mut out = vec![Stmt::Local(local)];
         out.extend(self.root_prologue(id));
+        if !known && self.tracked_root(id) {
+            out.extend(self.freshness_check(id));
+        }
         out
+    }
+
+    /// A value from a call the macro cannot see is treated as a fresh root;
+    /// at run time, refuse it if anything else holds its storage (it may be
+    /// a view of a tensor of this function, whose mutation would be lost).
+    fn freshness_check(&self, id: usize) -> Option<Stmt> {
+        let rt = rt();
+        let ident = self.var(id);
+        let name = self.scopes.ident(id).to_string();
+        Some(pq!(#rt::check_fresh(#name, &#ident);))
     }
 
     /// State (and hidden base) for a root that is mutated or re-laid-out.
     pub fn root_prologue(&self, id: usize) -> Vec<Stmt> {
         let rt = rt();
-        let v = self.scopes.ident(id).clone();
+        let v = self.var(id);
         let s = state_ident(id);
         if self.based(id) {
             let (b, bs) = (base_ident(id), base_state_ident(id));
             vec![
-                parse_quote!(let mut #b = #rt::handle(&#v);),
-                parse_quote!(let mut #bs = #rt::Tracked::root(&#b);),
-                parse_quote!(let mut #s = #bs.clone();),
+                pq!(let mut #b = #rt::handle(&#v);),
+                pq!(let mut #bs = #rt::Tracked::root(&#b);),
+                pq!(let mut #s = #bs.clone();),
             ]
         } else if self.tracked_root(id) {
-            vec![parse_quote!(let mut #s = #rt::Tracked::root(&#v);)]
+            vec![pq!(let mut #s = #rt::Tracked::root(&#v);)]
         } else {
             Vec::new()
         }
@@ -772,10 +938,10 @@ impl<'a> Lowerer<'a> {
             let nv = format_ident!("__fz_view_{}", k, span = Span::mixed_site());
             let ns = format_ident!("__fz_view_state_{}", k, span = Span::mixed_site());
             match step {
-                Step::View(method, args) => stmts.push(parse_quote!(
+                Step::View(method, args) => stmts.push(pq!(
                     let (mut #nv, mut #ns) = #rt::view(&#v, &#s, #rt::ViewMeta::#method(#args), #mode);
                 )),
-                Step::MultiOut(method, args, index) => stmts.push(parse_quote!(
+                Step::MultiOut(method, args, index) => stmts.push(pq!(
                     let (mut #nv, mut #ns) = #rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#args), #index, #mode);
                 )),
             }
@@ -796,11 +962,11 @@ impl<'a> Lowerer<'a> {
         match place {
             Place::Var(id) => {
                 let id = *id;
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 match self.scopes.kind(id).clone() {
                     Kind::ElemRef { .. } => {
                         let ts = tmp("__fz_elem_state");
-                        stmts.push(parse_quote!(let mut #ts = #rt::Tracked::root(&*#v);));
+                        stmts.push(pq!(let mut #ts = #rt::Tracked::root(&*#v);));
                         (quote!((*#v)), quote!(#ts))
                     }
                     _ if self.has_state(id) => {
@@ -810,16 +976,16 @@ impl<'a> Lowerer<'a> {
                     }
                     _ => {
                         let ts = tmp("__fz_root_state");
-                        stmts.push(parse_quote!(let mut #ts = #rt::Tracked::root(&#v);));
+                        stmts.push(pq!(let mut #ts = #rt::Tracked::root(&#v);));
                         (quote!(#v), quote!(#ts))
                     }
                 }
             }
             Place::Index(id, index) => {
                 let id = *id;
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 let i = tmp("__fz_index");
-                stmts.push(parse_quote!(let #i: usize = #index;));
+                stmts.push(pq!(let #i: usize = #index;));
                 match self.scopes.kind(id).clone() {
                     Kind::Multi { .. } if self.has_state(id) => {
                         self.need_sync(id);
@@ -828,7 +994,7 @@ impl<'a> Lowerer<'a> {
                     }
                     _ => {
                         let ts = tmp("__fz_elem_state");
-                        stmts.push(parse_quote!(let mut #ts = #rt::Tracked::root(&#v[#i]);));
+                        stmts.push(pq!(let mut #ts = #rt::Tracked::root(&#v[#i]);));
                         (quote!(#v[#i]), quote!(#ts))
                     }
                 }
@@ -904,12 +1070,16 @@ impl<'a> Lowerer<'a> {
         let target = self.target(&m.receiver);
         match target {
             None => {
-                if self.is_tensor_expr(&m.receiver)
-                    || matches!(&*m.receiver, Expr::Call(_) | Expr::MethodCall(_))
+                let named = self.binding_of(&m.receiver).is_some();
+                if !named
+                    && (self.is_tensor_expr(&m.receiver)
+                        || matches!(&*m.receiver, Expr::Call(_) | Expr::MethodCall(_)))
                 {
+                    // A fresh temporary (`(&a + 1.0).relu_()`): nothing else
+                    // can see it, so the functional op is the whole story.
                     let mut recv = (*m.receiver).clone();
                     self.visit_expr_mut(&mut recv);
-                    return parse_quote!(#recv.#fname(#args));
+                    return pq!(#recv.#fname(#args));
                 }
                 self.error(
                     &m.receiver,
@@ -929,11 +1099,16 @@ impl<'a> Lowerer<'a> {
                 place,
                 steps,
             }) => {
-                match &place {
-                    Place::Var(id) | Place::Index(id, _) => self.mark_mutated(*id),
-                }
+                let (target_id, alias) = match &place {
+                    Place::Var(id) => (*id, Some(*id)),
+                    Place::Index(id, _) => (*id, None),
+                };
+                self.mark_mutated(target_id);
+                let commit_root = self.scopes.root_of(target_id);
+                let fresh = if steps.is_empty() { alias } else { None };
                 let direct_root = steps.is_empty() && self.commit_root_of(&place).is_none();
                 if direct_root {
+                    self.note_commit(commit_root, fresh);
                     return self.commit_direct(prelude, &place, &fname, &args, &op, want);
                 }
                 let (mut stmts, pv, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
@@ -941,14 +1116,17 @@ impl<'a> Lowerer<'a> {
                 // commit into the place itself.
                 let (rv, rs) = self.commit_root_of(&place).unwrap_or((pv, ps));
                 let new = tmp("__fz_new");
-                stmts.push(parse_quote!(let #new = #v.#fname(#args);));
-                stmts.push(parse_quote!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);));
+                stmts.push(pq!(let #new = #v.#fname(#args);));
+                stmts.push(
+                    pq!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);),
+                );
+                self.note_commit(commit_root, fresh);
                 let tail: Expr = match want {
-                    Want::Nothing => return parse_quote!({ #(#stmts)* }),
-                    Want::Value => parse_quote!(#rt::handle(&#v)),
-                    Want::Bound => parse_quote!((#rt::handle(&#v), #s.clone())),
+                    Want::Nothing => return pq!({ #(#stmts)* }),
+                    Want::Value => pq!(#rt::handle(&#v)),
+                    Want::Bound => pq!((#rt::handle(&#v), #s.clone())),
                 };
-                parse_quote!({ #(#stmts)* #tail })
+                pq!({ #(#stmts)* #tail })
             }
         }
     }
@@ -968,7 +1146,7 @@ impl<'a> Lowerer<'a> {
         let new = tmp("__fz_new");
         let (value, state): (TokenStream, Option<TokenStream>) = match place {
             Place::Var(id) => {
-                let v = self.scopes.ident(*id).clone();
+                let v = self.var(*id);
                 match self.scopes.kind(*id) {
                     Kind::ElemRef { .. } => (quote!((*#v)), None),
                     _ if self.has_state(*id) => {
@@ -979,26 +1157,26 @@ impl<'a> Lowerer<'a> {
                 }
             }
             Place::Index(id, index) => {
-                let v = self.scopes.ident(*id).clone();
+                let v = self.var(*id);
                 let i = tmp("__fz_index");
-                stmts.push(parse_quote!(let #i: usize = #index;));
+                stmts.push(pq!(let #i: usize = #index;));
                 (quote!(#v[#i]), None)
             }
         };
-        stmts.push(parse_quote!(let #new = #value.#f(#args);));
+        stmts.push(pq!(let #new = #value.#f(#args);));
         match &state {
-            Some(s) => stmts.push(parse_quote!(#rt::commit_root(#op, &mut #value, &mut #s, #new);)),
-            None => stmts.push(parse_quote!(#value = #new;)),
+            Some(s) => stmts.push(pq!(#rt::commit_root(#op, &mut #value, &mut #s, #new);)),
+            None => stmts.push(pq!(#value = #new;)),
         }
         let tail: Expr = match (want, &state) {
-            (Want::Nothing, _) => return parse_quote!({ #(#stmts)* }),
-            (Want::Value, _) => parse_quote!(#rt::handle(&#value)),
-            (Want::Bound, Some(s)) => parse_quote!((#rt::handle(&#value), #s.clone())),
+            (Want::Nothing, _) => return pq!({ #(#stmts)* }),
+            (Want::Value, _) => pq!(#rt::handle(&#value)),
+            (Want::Bound, Some(s)) => pq!((#rt::handle(&#value), #s.clone())),
             (Want::Bound, None) => {
-                parse_quote!((#rt::handle(&#value), #rt::Tracked::root(&#value)))
+                pq!((#rt::handle(&#value), #rt::Tracked::root(&#value)))
             }
         };
-        parse_quote!({ #(#stmts)* #tail })
+        pq!({ #(#stmts)* #tail })
     }
 
     fn lower_meta(&mut self, m: &syn::ExprMethodCall, view: &str, want: Want) -> Expr {
@@ -1014,16 +1192,16 @@ impl<'a> Lowerer<'a> {
             visit_mut::visit_expr_mut(self, &mut e);
             return e;
         };
-        let v = self.scopes.ident(id).clone();
+        let v = self.var(id);
         let tail: Expr = if want == Want::Nothing {
-            parse_quote!(())
+            pq!(())
         } else {
-            parse_quote!(#rt::handle(&#v))
+            pq!(#rt::handle(&#v))
         };
         match self.scopes.kind(id).clone() {
             Kind::Root { .. } if !self.based(id) => {
                 self.found.meta.insert(id);
-                parse_quote!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
+                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
             }
             Kind::Root { .. } | Kind::Alias { .. } if self.has_state(id) => {
                 if let Kind::Root { .. } = self.scopes.kind(id) {
@@ -1031,10 +1209,10 @@ impl<'a> Lowerer<'a> {
                 }
                 self.need_sync(id);
                 let s = state_ident(id);
-                parse_quote!({ #rt::meta_inplace(&mut #v, &mut #s, #rt::ViewMeta::#meta(#args), #mode); #tail })
+                pq!({ #rt::meta_inplace(&mut #v, &mut #s, #rt::ViewMeta::#meta(#args), #mode); #tail })
             }
             Kind::Alias { .. } => {
-                parse_quote!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
+                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
             }
             _ => {
                 let mut e = Expr::MethodCall(m.clone());
@@ -1056,12 +1234,12 @@ impl<'a> Lowerer<'a> {
         {
             Some((id, Kind::Root { .. })) => {
                 self.mark_mutated(id);
-                let v = self.scopes.ident(id).clone();
+                let v = self.var(id);
                 if self.has_state(id) {
                     let s = state_ident(id);
-                    parse_quote!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
+                    pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
                 } else {
-                    parse_quote!({ #v = #rt::resized(&#v, #args); #rt::handle(&#v) })
+                    pq!({ #v = #rt::resized(&#v, #args); #rt::handle(&#v) })
                 }
             }
             _ => {
@@ -1086,31 +1264,84 @@ impl<'a> Lowerer<'a> {
 
     // ---------- exits ----------
 
-    fn exit_block(&self, value: Expr, pure: bool, ret: bool) -> Expr {
+    /// Builds an exit: the write-backs, then `value`, when `value` moves an
+    /// input (so it cannot be read after); else `value` first, as PyTorch
+    /// (the `copy_` epilogue comes last).
+    fn exit_block(&self, value: Expr, write_back_first: bool, ret: bool) -> Expr {
         let wb = &self.exit;
-        if pure {
+        if write_back_first {
             if ret {
-                parse_quote!({ #(#wb)* return #value; })
+                pq!({ #(#wb)* return #value; })
             } else {
-                parse_quote!({ #(#wb)* #value })
+                pq!({ #(#wb)* #value })
             }
         } else {
             let r = tmp("__fz_ret");
             if ret {
-                parse_quote!({ let #r = #value; #(#wb)* return #r; })
+                pq!({ let #r = #value; #(#wb)* return #r; })
             } else {
-                parse_quote!({ let #r = #value; #(#wb)* #r })
+                pq!({ let #r = #value; #(#wb)* #r })
             }
         }
     }
 
+    /// True if evaluating `e` may move a shadowed input variable (a bare
+    /// use that is not borrowed, indexed or a method receiver).
+    pub fn moves_input(&self, e: &Expr) -> bool {
+        struct V<'l, 'a> {
+            lw: &'l Lowerer<'a>,
+            moved: bool,
+        }
+        impl V<'_, '_> {
+            fn input(&self, e: &Expr) -> bool {
+                self.lw.binding_of(e).is_some_and(|id| {
+                    matches!(
+                        self.lw.scopes.kind(id),
+                        Kind::Root { input: Some(_), .. } | Kind::Coll { input: Some(_) }
+                    )
+                })
+            }
+            fn borrowed(&mut self, e: &Expr) {
+                if !self.input(e) {
+                    syn::visit::Visit::visit_expr(self, e);
+                }
+            }
+        }
+        impl<'ast> syn::visit::Visit<'ast> for V<'_, '_> {
+            fn visit_expr(&mut self, e: &'ast Expr) {
+                match e {
+                    Expr::Path(_) if self.input(e) => self.moved = true,
+                    Expr::MethodCall(m) => {
+                        self.borrowed(&m.receiver);
+                        for a in &m.args {
+                            self.visit_expr(a);
+                        }
+                    }
+                    Expr::Reference(r) => self.borrowed(&r.expr),
+                    Expr::Index(i) => {
+                        self.borrowed(&i.expr);
+                        self.visit_expr(&i.index);
+                    }
+                    Expr::Field(f) => self.borrowed(&f.base),
+                    _ => syn::visit::visit_expr(self, e),
+                }
+            }
+        }
+        let mut v = V {
+            lw: self,
+            moved: false,
+        };
+        syn::visit::Visit::visit_expr(&mut v, e);
+        v.moved
+    }
+
     /// Wraps the function's tail expression with the input write-backs.
-    pub fn lower_tail(&mut self, e: Expr) -> Expr {
+    /// `moves` is whether the tail as written moves an input.
+    pub fn lower_tail(&mut self, e: Expr, moves: bool) -> Expr {
         if self.exit.is_empty() {
             return e;
         }
-        let pure = !has_effects(&e);
-        self.exit_block(e, pure, false)
+        self.exit_block(e, moves, false)
     }
 
     fn check_macro(&mut self, mac: &syn::Macro) {
@@ -1189,43 +1420,6 @@ fn tails(e: &Expr) -> Vec<&Expr> {
     }
 }
 
-/// True if evaluating `e` may mutate or call code the macro cannot see.
-fn has_effects(e: &Expr) -> bool {
-    struct V(bool);
-    impl<'ast> syn::visit::Visit<'ast> for V {
-        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            let name = m.method.to_string();
-            match optable::lookup(&name).map(|i| i.kind) {
-                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize) => {
-                    self.0 = true
-                }
-                Some(_) => {}
-                None if QUERIES.contains(&name.as_str()) => {}
-                None => self.0 = true,
-            }
-            syn::visit::visit_expr_method_call(self, m);
-        }
-        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-            let ctor = matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| {
-                s.ident.to_string().chars().next().is_some_and(char::is_uppercase)
-            }));
-            if !ctor {
-                self.0 = true;
-            }
-            syn::visit::visit_expr_call(self, c);
-        }
-        fn visit_expr_block(&mut self, _: &'ast syn::ExprBlock) {
-            self.0 = true;
-        }
-        fn visit_macro(&mut self, _: &'ast syn::Macro) {
-            self.0 = true;
-        }
-    }
-    let mut v = V(false);
-    syn::visit::Visit::visit_expr(&mut v, e);
-    v.0
-}
-
 impl VisitMut for Lowerer<'_> {
     fn visit_block_mut(&mut self, b: &mut Block) {
         self.scopes.push();
@@ -1256,7 +1450,7 @@ impl VisitMut for Lowerer<'_> {
                 };
                 let method = Ident::new(method, b.op.span());
                 let (l, r) = (&b.left, &b.right);
-                let call: Expr = parse_quote!(#l.#method(#r));
+                let call: Expr = syn::parse_quote!(#l.#method(#r));
                 if let Some(lowered) = self.try_inplace(&call, Want::Nothing) {
                     *e = lowered;
                 }
@@ -1288,9 +1482,9 @@ impl VisitMut for Lowerer<'_> {
                             let mode = self.mode.clone();
                             let (recv, method, args) = (&m.receiver, &m.method, &m.args);
                             *e = if multi {
-                                parse_quote!(#rt::MultiMeta::#method(#args).forward(&#recv, #mode))
+                                pq!(#rt::MultiMeta::#method(#args).forward(&#recv, #mode))
                             } else {
-                                parse_quote!(#rt::view_value(&#recv, #rt::ViewMeta::#method(#args), #mode))
+                                pq!(#rt::view_value(&#recv, #rt::ViewMeta::#method(#args), #mode))
                             };
                         }
                     }
@@ -1325,11 +1519,11 @@ impl VisitMut for Lowerer<'_> {
             Expr::Return(r) if self.closure_floor.is_empty() && !self.exit.is_empty() => {
                 let mut value: Expr = match r.expr.take() {
                     Some(v) => *v,
-                    None => parse_quote!(()),
+                    None => pq!(()),
                 };
+                let first = self.moves_input(&value);
                 self.visit_expr_mut(&mut value);
-                let pure = !has_effects(&value);
-                *e = self.exit_block(value, pure, true);
+                *e = self.exit_block(value, first, true);
             }
             Expr::Try(t) if self.closure_floor.is_empty() && !self.exit.is_empty() => {
                 let mut inner = (*t.expr).clone();
@@ -1337,21 +1531,42 @@ impl VisitMut for Lowerer<'_> {
                 let wb = &self.exit;
                 let rt = rt();
                 let x = tmp("__fz_try");
-                *e = parse_quote!({ let #x = #inner; if #rt::is_exit(&#x) { #(#wb)* } #x? });
+                *e = pq!({ let #x = #inner; if #rt::is_exit(&#x) { #(#wb)* } #x? });
             }
             Expr::ForLoop(_) => self.lower_for(e),
-            Expr::Assign(a) => self.lower_assign(e_assign(a)),
+            Expr::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
+                // The condition runs before every iteration: views it reads
+                // are regenerated there, not once before the loop.
+                self.pre.push(Vec::new());
+                self.synced.push(Vec::new());
+                self.visit_expr_mut(&mut w.cond);
+                self.synced.pop();
+                let pre = self.pre.pop().unwrap_or_default();
+                self.visit_block_mut(&mut w.body);
+                if !pre.is_empty() {
+                    let (label, cond, body) = (&w.label, &w.cond, &w.body);
+                    *e = pq!(#label loop { #(#pre)* if !(#cond) { break; } #body });
+                }
+            }
+            Expr::Assign(_) => self.lower_assign(e),
             Expr::Let(l) => {
                 self.visit_expr_mut(&mut l.expr);
-                self.declare_other(&l.pat);
+                let plain = self.unwraps_tensors(&l.expr);
+                self.declare_bound(&l.pat, plain);
+            }
+            Expr::Match(m) => {
+                self.visit_expr_mut(&mut m.expr);
+                let plain = self.unwraps_tensors(&m.expr);
+                for arm in m.arms.iter_mut() {
+                    self.scopes.push();
+                    self.declare_bound(&arm.pat, plain);
+                    self.visit_expr_mut(&mut arm.body);
+                    self.scopes.pop();
+                }
             }
             _ => visit_mut::visit_expr_mut(self, e),
         }
     }
-}
-
-fn e_assign(a: &mut syn::ExprAssign) -> &mut syn::ExprAssign {
-    a
 }
 
 fn is_compound(op: &syn::BinOp) -> bool {
@@ -1368,21 +1583,25 @@ impl Lowerer<'_> {
     /// A read of binding `id`: regenerate it if stale, and rename shadowed
     /// inputs so the body sees the type it was written against.
     fn use_binding(&mut self, id: usize, e: &mut Expr) {
+        if self.has_state(id) {
+            self.check_stale_read(id, &*e);
+        }
         self.need_sync(id);
-        let ident = self.scopes.ident(id).clone();
+        let ident = self.var(id);
         match self.scopes.kind(id).clone() {
             Kind::Root { input: Some(p), .. } if self.tracked_root(id) => match p {
                 Passing::Ref => *e = parse_quote_spanned_ref(&ident, false),
                 Passing::RefMut => *e = parse_quote_spanned_ref(&ident, true),
-                Passing::Value => {}
+                Passing::Value => *e = pq!(#ident),
             },
+            Kind::Root { input: None, .. } if self.has_state(id) => *e = pq!(#ident),
             Kind::Coll {
                 input: Some((p, vec)),
             } if self.facts.mutated.contains(&id) => match (p, vec) {
-                (Passing::Ref, false) => *e = parse_quote!((&#ident[..])),
-                (Passing::RefMut, false) => *e = parse_quote!((&mut #ident[..])),
-                (Passing::Ref, true) => *e = parse_quote!((&#ident)),
-                (Passing::RefMut, true) => *e = parse_quote!((&mut #ident)),
+                (Passing::Ref, false) => *e = pq!((&#ident[..])),
+                (Passing::RefMut, false) => *e = pq!((&mut #ident[..])),
+                (Passing::Ref, true) => *e = pq!((&#ident)),
+                (Passing::RefMut, true) => *e = pq!((&mut #ident)),
                 (Passing::Value, _) => {}
             },
             _ => {}
@@ -1457,28 +1676,30 @@ impl Lowerer<'_> {
             if !self.has_state(*id) {
                 continue;
             }
-            let v = self.scopes.ident(*id).clone();
+            let v = self.var(*id);
             let ver = format_ident!("__fz_version_{}", k, span = Span::mixed_site());
-            before.push(parse_quote!(let #ver = #rt::version(&#v);));
+            before.push(pq!(let #ver = #rt::version(&#v);));
             let s = state_ident(*id);
+            let root = self.scopes.root_of(*id);
+            self.note_commit(root, Some(*id));
             let commit: Stmt = match self.scopes.kind(*id).clone() {
                 Kind::Alias { root } => {
                     let (rv, rs) = self.root_value_state(root);
-                    parse_quote!({
+                    pq!({
                         let __fz_h = #rt::handle(&#v);
                         #rt::commit(#what, &mut #rv, &mut #rs, &mut #v, &mut #s, __fz_h, #mode);
                     })
                 }
-                _ => parse_quote!(#s.bump();),
+                _ => pq!(#s.bump();),
             };
-            after.push(parse_quote!(if #rt::version(&#v) != #ver { #commit }));
+            after.push(pq!(if #rt::version(&#v) != #ver { #commit }));
         }
         if before.is_empty() {
             return;
         }
         let r = tmp("__fz_call");
         let call = e.clone();
-        *e = parse_quote!({ #(#before)* let #r = #call; #(#after)* #r });
+        *e = pq!({ #(#before)* let #r = #call; #(#after)* #r });
     }
 
     fn has_aliases(&self, root: usize) -> bool {
@@ -1487,7 +1708,9 @@ impl Lowerer<'_> {
         ) || self.based(root)
     }
 
-    fn lower_assign(&mut self, a: &mut syn::ExprAssign) {
+    fn lower_assign(&mut self, e: &mut Expr) {
+        let Expr::Assign(a) = e else { return };
+        let mut replace: Option<Expr> = None;
         let Some(id) = self.binding_of(&a.left) else {
             // `xs[i] = value` replaces an element of a collection.
             if let Expr::Index(ix) = &*a.left
@@ -1504,17 +1727,10 @@ impl Lowerer<'_> {
             Kind::Root { .. } => {
                 self.visit_expr_mut(&mut a.right);
                 if self.has_state(id) {
-                    let v = self.scopes.ident(id).clone();
+                    let v = self.var(id);
                     let s = state_ident(id);
                     let right = &a.right;
-                    let e: Expr = parse_quote!({ #v = #right; #s.rebind(&#v); });
-                    *a.right = e;
-                    // `x = { x = new; state.rebind(&x); }` would assign (): rewrite the
-                    // whole assignment instead.
-                    let replaced: Expr = parse_quote!(#v = #v);
-                    let _ = replaced;
-                    let new_right = (*a.right).clone();
-                    *a = parse_quote!(_ = #new_right);
+                    replace = Some(pq!({ #v = #right; #s.rebind(&#v); }));
                 }
             }
             Kind::Alias { root } => {
@@ -1524,11 +1740,10 @@ impl Lowerer<'_> {
                 {
                     if self.has_state(id) {
                         let (mut stmts, v, s) = self.emit_steps(prelude, &place, &steps);
-                        let ident = self.scopes.ident(id).clone();
+                        let ident = self.var(id);
                         let st = state_ident(id);
-                        stmts.push(parse_quote!({ #ident = #v; #st = #s; }));
-                        let block: Expr = parse_quote!({ #(#stmts)* });
-                        *a = parse_quote!(_ = #block);
+                        stmts.push(pq!({ #ident = #v; #st = #s; }));
+                        replace = Some(pq!({ #(#stmts)* }));
                     } else {
                         self.visit_expr_mut(&mut a.right);
                     }
@@ -1548,6 +1763,9 @@ impl Lowerer<'_> {
             _ => {
                 visit_mut::visit_expr_mut(self, &mut a.right);
             }
+        }
+        if let Some(new) = replace {
+            *e = new;
         }
     }
 
@@ -1572,7 +1790,7 @@ impl Lowerer<'_> {
                 self.visit_block_mut(&mut f.body);
                 let body = &f.body;
                 let label = &f.label;
-                let new: Expr = parse_quote!({
+                let new: Expr = pq!({
                     #(#stmts)*
                     let (#vals, #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
                     #label for (mut #ident, mut #st) in ::core::iter::zip(#vals, #sts) #body
@@ -1638,8 +1856,8 @@ impl Lowerer<'_> {
     fn mutable_iter(&mut self, e: &mut Expr, shape: &IterShape) {
         match (e, shape) {
             (e, IterShape::Coll(id)) if self.facts.mutated.contains(id) => {
-                let ident = self.scopes.ident(*id).clone();
-                *e = parse_quote!(#ident.iter_mut());
+                let ident = self.var(*id);
+                *e = pq!(#ident.iter_mut());
             }
             (Expr::MethodCall(m), IterShape::Enumerate(inner)) => {
                 self.mutable_iter(&mut m.receiver, inner)

@@ -22,6 +22,9 @@ pub(crate) enum ParamKind {
         passing: Passing,
         vec: bool,
     },
+    /// `Option<&Tensor>`, `Option<Tensor>`: the tensors it holds are read,
+    /// never mutated.
+    Optional,
 }
 
 /// True if `ty` names the tensor type (`Tensor`, `Tensor<f64>`,
@@ -49,8 +52,26 @@ fn vec_of_tensor(ty: &Type) -> bool {
     false
 }
 
+fn option_of_tensor(ty: &Type) -> bool {
+    if let Type::Path(p) = ty
+        && let Some(seg) = p.path.segments.last()
+        && seg.ident == "Option"
+        && let PathArguments::AngleBracketed(a) = &seg.arguments
+        && let Some(GenericArgument::Type(t)) = a.args.first()
+    {
+        return match t {
+            Type::Reference(r) => is_tensor_type(&r.elem),
+            t => is_tensor_type(t),
+        };
+    }
+    false
+}
+
 /// Classifies a parameter type.
 pub(crate) fn classify(ty: &Type) -> Option<ParamKind> {
+    if option_of_tensor(ty) {
+        return Some(ParamKind::Optional);
+    }
     if is_tensor_type(ty) {
         return Some(ParamKind::Tensor(Passing::Value));
     }

@@ -27,6 +27,10 @@ pub(crate) enum Kind {
     ElemRef { coll: usize },
     /// Made in branches from different bases: cannot be tracked.
     Ambiguous,
+    /// A tensor that is only read (bound from an `Option<&Tensor>` input).
+    Plain,
+    /// An `Option` of tensors (an input).
+    Optional,
 }
 
 #[derive(Clone, Debug)]

@@ -243,12 +243,12 @@ impl<T: Element> Tensor<T> {
 /// An ndarray view of `layout` inside `data`.
 pub(crate) fn array_view<'a, T>(data: &'a [T], layout: &Layout) -> ArrayViewD<'a, T> {
     let shape = IxDyn(&layout.shape);
+    if layout.numel() == 0 {
+        // Any strides describe an empty array; ndarray wants them to fit.
+        return ArrayViewD::from_shape(shape, &data[0..0]).expect("funcz: internal: empty view");
+    }
     let strides = IxDyn(&layout.strides);
-    let tail = if layout.numel() == 0 {
-        &data[0..0]
-    } else {
-        &data[layout.offset..layout.storage_end()]
-    };
+    let tail = &data[layout.offset..layout.storage_end()];
     ArrayViewD::from_shape(shape.strides(strides), tail)
         .expect("funcz: internal: layout fits its storage")
 }
@@ -256,12 +256,11 @@ pub(crate) fn array_view<'a, T>(data: &'a [T], layout: &Layout) -> ArrayViewD<'a
 /// A mutable ndarray view of `layout` inside `data`.
 pub(crate) fn array_view_mut<'a, T>(data: &'a mut [T], layout: &Layout) -> ArrayViewMutD<'a, T> {
     let shape = IxDyn(&layout.shape);
+    if layout.numel() == 0 {
+        return ArrayViewMutD::from_shape(shape, &mut data[0..0]).expect("funcz: internal: empty view");
+    }
     let strides = IxDyn(&layout.strides);
-    let tail = if layout.numel() == 0 {
-        &mut data[0..0]
-    } else {
-        &mut data[layout.offset..layout.storage_end()]
-    };
+    let tail = &mut data[layout.offset..layout.storage_end()];
     ArrayViewMutD::from_shape(shape.strides(strides), tail)
         .expect("funcz: internal: layout fits its storage and does not overlap")
 }
@@ -274,5 +273,19 @@ impl<T: Element> std::fmt::Debug for Tensor<T> {
             .field("offset", &self.layout.offset)
             .field("data", &self.to_vec())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod array_view_tests {
+    use super::*;
+
+    #[test]
+    fn empty_layouts_with_strides_make_empty_views() {
+        let data = vec![1.0f32; 6];
+        let l = Layout::new(&[2, 0], &[3, 1], 0);
+        assert_eq!(array_view(&data, &l).len(), 0);
+        let mut data = data;
+        assert_eq!(array_view_mut(&mut data, &l).shape(), &[2, 0]);
     }
 }

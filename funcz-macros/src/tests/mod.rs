@@ -15,3 +15,16 @@ pub(crate) fn expand_pretty(args: &str, src: &str) -> String {
         Err(_) => out.to_string(),
     }
 }
+
+/// Prints the expansion of `$FZ_SRC` with arguments `$FZ_ARGS` (a developer
+/// aid: `FZ_SRC='fn f(x: &Tensor) { x.add_(1.0); }' cargo test -p
+/// funcz-macros dev_print -- --nocapture`); checks that it expands.
+#[test]
+fn dev_print() {
+    let src =
+        std::env::var("FZ_SRC").unwrap_or_else(|_| "fn f(x: &Tensor) { x.add_(1.0); }".into());
+    let args = std::env::var("FZ_ARGS").unwrap_or_default();
+    let out = expand_pretty(&args, &src);
+    println!("{out}");
+    assert!(!out.is_empty());
+}

@@ -96,6 +96,17 @@ pub fn write_back_all<T: Element>(dst: &[Tensor<T>], values: &[Tensor<T>]) {
     }
 }
 
+/// [`write_back_all`] for a `&mut Vec<Tensor>` input: elements the body
+/// replaced are copied into the caller's tensors, and the caller's `Vec`
+/// takes the length the body left (pushed tensors are handed over,
+/// removed ones dropped), as the original program would have left it.
+pub fn write_back_vec<T: Element>(dst: &mut Vec<Tensor<T>>, values: &[Tensor<T>]) {
+    let common = dst.len().min(values.len());
+    write_back_all(&dst[..common], &values[..common]);
+    dst.truncate(values.len());
+    dst.extend(values[common..].iter().map(Tensor::handle));
+}
+
 /// Writes back an input whose layout the body changed with metadata ops
 /// (`t_`, `transpose_`, ...): the caller's tensor gets the final data of
 /// its base (`copy_`), then the layout the original program would have
@@ -110,5 +121,23 @@ pub fn write_back_layout<T: Element>(dst: &mut Tensor<T>, base_value: &Tensor<T>
         let size: Vec<i64> = layout.shape.iter().map(|&x| x as i64).collect();
         let stride: Vec<i64> = layout.strides.iter().map(|&x| x as i64).collect();
         dst.as_strided_(size.as_slice(), stride.as_slice(), layout.offset as i64);
+    }
+}
+
+/// Panics if `value`, which the function got from a call the macro cannot
+/// see into and then mutates, shares its storage with any other handle:
+/// `#[functionalize]` treats such a value as a fresh tensor, so if it were
+/// a view of an input or of another tensor of the function, its mutation
+/// would not reach them as it does in the original program.
+pub fn check_fresh<T: Element>(name: &str, value: &Tensor<T>) {
+    let n = value.storage_use_count();
+    if n > 1 {
+        panic!(
+            "funcz: `{name}` comes from a call #[functionalize] cannot see into and shares its storage with \
+             {} other handle(s) (shape {:?}); mutating it would not be written back to them. help: make the view \
+             in the functionalized function itself, or `.clone()` the call's result",
+            n - 1,
+            value.shape()
+        );
     }
 }

@@ -23,7 +23,8 @@ mod tracked;
 pub use chain::{replay, writeback};
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use inputs::{
-    InputKey, check_inputs_disjoint, input, write_back, write_back_all, write_back_layout,
+    InputKey, check_fresh, check_inputs_disjoint, input, write_back, write_back_all,
+    write_back_layout, write_back_vec,
 };
 pub use meta::{MultiMeta, ViewMeta};
 pub use tracked::{
