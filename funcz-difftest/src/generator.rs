@@ -1612,7 +1612,7 @@ impl Gen {
                 // A helper that only reads.
                 let Some(p) = self.pick_place(false) else { return };
                 let name = self.fresh_name("h");
-                self.line(&format!("let mut {name} = helpers::double({});", p.helper_ref));
+                self.line(&format!("let mut {name}: Tensor = helpers::double({});", p.helper_ref));
                 self.declare_local(name, Lay::contiguous(&p.lay.shape), false, true);
             }
         }

@@ -93,6 +93,8 @@ pub(crate) struct Lowerer<'a> {
     stmt_mutated: Vec<Vec<usize>>,
     stmt_fresh: Vec<Vec<usize>>,
     closure_floor: Vec<usize>,
+    /// Bindings that are views of a collection element, with the collection.
+    elem_aliases: Vec<(usize, usize)>,
     copies: bool,
 }
 
@@ -180,6 +182,7 @@ impl<'a> Lowerer<'a> {
             stmt_mutated: Vec::new(),
             stmt_fresh: Vec::new(),
             closure_floor: Vec::new(),
+            elem_aliases: Vec::new(),
         }
     }
 
@@ -277,6 +280,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn mark_mutated(&mut self, id: usize) {
+        self.check_elem_aliases(id);
         match self.scopes.kind(id).clone() {
             Kind::Root { .. } | Kind::Coll { .. } => {
                 self.found.mutated.insert(id);
@@ -332,6 +336,10 @@ impl<'a> Lowerer<'a> {
             }
             Expr::Paren(p) => self.is_tensor_expr(&p.expr),
             Expr::Group(g) => self.is_tensor_expr(&g.expr),
+            Expr::If(_) | Expr::Match(_) | Expr::Block(_) => {
+                let t = tails(e);
+                !t.is_empty() && t.iter().all(|t| self.is_tensor_expr(t))
+            }
             Expr::Reference(r) => self.is_tensor_expr(&r.expr),
             Expr::Unary(u) => self.is_tensor_expr(&u.expr),
             Expr::Binary(b) => self.is_tensor_expr(&b.left) || self.is_tensor_expr(&b.right),
@@ -536,9 +544,13 @@ impl<'a> Lowerer<'a> {
         let rt = rt();
         let mode = self.mode.clone();
 
+        // A view of a collection element (or the in-place result on one)
+        // is bound as a plain value, watched by `elem_aliases`.
+        let elem_coll = self.elem_alias_coll(&expr);
+
         // `let c = <in-place op>;` : c is the receiver (an alias of its root).
         if self.is_inplace_call(&expr) {
-            let root = self.target_root_of(&expr);
+            let root = self.target_root_of(&expr).filter(|_| elem_coll.is_none());
             if let Some(root) = root.filter(|&r| self.tracked_root(r)) {
                 let lowered = self
                     .try_inplace(&expr, Want::Bound)
@@ -557,17 +569,28 @@ impl<'a> Lowerer<'a> {
                     known: true,
                 },
             };
+            let fresh = matches!(kind, Kind::Root { .. });
             self.declare_pat(&mut local.pat, kind);
             local.init = Some(syn::LocalInit {
                 eq_token: init.eq_token,
                 expr: Box::new(lowered),
                 diverge: None,
             });
-            return vec![Stmt::Local(local)];
+            let mut out = vec![Stmt::Local(local)];
+            if fresh {
+                let id = self.scopes.lookup(&ident.to_string()).expect("just declared");
+                if let Some(coll) = elem_coll {
+                    self.elem_aliases.push((id, coll));
+                }
+                out.extend(self.root_prologue(id));
+            }
+            return out;
         }
 
         // `let v = <view chain of a place>;`
-        if let Some((prelude, place, steps, multi)) = self.view_chain(&expr) {
+        if elem_coll.is_none()
+            && let Some((prelude, place, steps, multi)) = self.view_chain(&expr)
+        {
             let root = self.place_root(&place);
             if let Some(root) = root {
                 let kind = if multi.is_some() {
@@ -624,6 +647,9 @@ impl<'a> Lowerer<'a> {
             .scopes
             .lookup(&ident.to_string())
             .expect("just declared");
+        if let Some(coll) = elem_coll {
+            self.elem_aliases.push((id, coll));
+        }
         let mut out = vec![Stmt::Local(local)];
         out.extend(self.root_prologue(id));
         if !known && self.tracked_root(id) {
@@ -658,6 +684,85 @@ impl<'a> Lowerer<'a> {
             vec![pq!(let mut #s = #rt::Tracked::root(&#v);)]
         } else {
             Vec::new()
+        }
+    }
+
+    /// The collection whose element the receiver chain `e` starts from
+    /// (`d[i]...`, or a loop variable over `d`'s elements).
+    fn elem_coll(&self, e: &Expr) -> Option<usize> {
+        let mut cur = e;
+        loop {
+            match cur {
+                Expr::MethodCall(m) => cur = &m.receiver,
+                Expr::Paren(p) => cur = &p.expr,
+                Expr::Unary(u) => cur = &u.expr,
+                Expr::Index(i) => {
+                    let id = self.binding_of(&i.expr)?;
+                    return matches!(self.scopes.kind(id), Kind::Coll { .. }).then_some(id);
+                }
+                _ => {
+                    let id = self.binding_of(cur)?;
+                    return match self.scopes.kind(id) {
+                        Kind::ElemRef { coll } => Some(*coll),
+                        _ => None,
+                    };
+                }
+            }
+        }
+    }
+
+    /// The collection `c` if `e` is a view (or the in-place result) of an
+    /// element of `c`: such a value is bound as a plain tensor, and
+    /// [`check_elem_aliases`](Self::check_elem_aliases) refuses the programs
+    /// where it could not be kept in sync with its element.
+    fn elem_alias_coll(&self, e: &Expr) -> Option<usize> {
+        let aliasing = self.is_inplace_call(e)
+            || matches!(e, Expr::MethodCall(m) if matches!(
+                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                Some(OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. })
+            ));
+        self.elem_coll(e).filter(|_| aliasing)
+    }
+
+    /// Called when binding `id` is mutated: a collection element is updated
+    /// by replacing it, so a view of an element that is in scope would go
+    /// stale, and a mutation through such a view would not reach the
+    /// element. Both are refused.
+    fn check_elem_aliases(&self, id: usize) {
+        let coll = match self.scopes.kind(id) {
+            Kind::Coll { .. } => id,
+            Kind::ElemRef { coll } => *coll,
+            _ => {
+                if let Some(&(_, coll)) = self.elem_aliases.iter().find(|(a, _)| *a == id) {
+                    let name = self.scopes.ident(id);
+                    self.error(
+                        name,
+                        format!(
+                            "`{name}` is a view of an element of `{}`: #[functionalize] cannot write a mutation \
+                             through it back into the element",
+                            self.scopes.ident(coll)
+                        ),
+                        "mutate through the element itself (`xs[i].narrow(..).add_(..)`), or `.clone()` the view \
+                         if it should be independent",
+                    );
+                }
+                return;
+            }
+        };
+        for &(alias, c) in &self.elem_aliases {
+            let name = self.scopes.ident(alias);
+            if c == coll && self.scopes.lookup(&name.to_string()) == Some(alias) {
+                self.error(
+                    name,
+                    format!(
+                        "`{}` is mutated while `{name}`, a view of one of its elements, is in scope: \
+                         #[functionalize] replaces mutated elements, so `{name}` would go stale",
+                        self.scopes.ident(coll)
+                    ),
+                    "make the view after the mutation (or in a block that ends before it), index the element \
+                     where it is used, or `.clone()` the view if the old value is wanted",
+                );
+            }
         }
     }
 
@@ -1441,6 +1546,36 @@ impl VisitMut for Lowerer<'_> {
                     self.use_binding(id, e);
                 }
             }
+            // `xs[i]` of a collection input the body shadows with a `Vec`:
+            // index the `Vec` (not `(&mut xs[..])[i]`, which would borrow it
+            // mutably in a read such as `xs[0].add_(&xs[1])`).
+            Expr::Index(ix)
+                if self.binding_of(&ix.expr).is_some_and(|id| {
+                    matches!(self.scopes.kind(id), Kind::Coll { input: Some(_) })
+                }) =>
+            {
+                self.visit_expr_mut(&mut ix.index);
+            }
+            // `*y` of a `&`/`&mut` tensor input the body shadows with an owned
+            // tensor: the local itself (not `*(&mut y)`, which would borrow it
+            // mutably in a read such as `y.add_(&*y)`).
+            Expr::Unary(u)
+                if matches!(u.op, syn::UnOp::Deref(_))
+                    && self.binding_of(&u.expr).is_some_and(|id| {
+                        matches!(
+                            self.scopes.kind(id),
+                            Kind::Root {
+                                input: Some(Passing::Ref | Passing::RefMut),
+                                ..
+                            }
+                        ) && self.tracked_root(id)
+                    }) =>
+            {
+                let id = self.binding_of(&u.expr).expect("checked");
+                self.need_sync(id);
+                let ident = self.var(id);
+                *e = pq!(#ident);
+            }
             Expr::Binary(b) if is_compound(&b.op) && self.is_tensor_expr(&b.left) => {
                 let method = match b.op {
                     syn::BinOp::AddAssign(_) => "add_",
@@ -1450,7 +1585,12 @@ impl VisitMut for Lowerer<'_> {
                 };
                 let method = Ident::new(method, b.op.span());
                 let (l, r) = (&b.left, &b.right);
-                let call: Expr = syn::parse_quote!(#l.#method(#r));
+                // `*y += x` is `(*y).add_(x)`, not `*(y.add_(x))`.
+                let call: Expr = if matches!(&**l, Expr::Unary(_)) {
+                    syn::parse_quote!((#l).#method(#r))
+                } else {
+                    syn::parse_quote!(#l.#method(#r))
+                };
                 if let Some(lowered) = self.try_inplace(&call, Want::Nothing) {
                     *e = lowered;
                 }
@@ -1776,6 +1916,23 @@ impl Lowerer<'_> {
         self.scopes.push();
         let expr = (*f.expr).clone();
         let ident = Self::pat_ident(&f.pat);
+        if let Some(ident) = &ident
+            && let Some(coll) = self.elem_alias_coll(&expr)
+        {
+            // `for r in xs[i].unbind(0)`: plain values, watched like a `let`.
+            self.visit_expr_mut(&mut f.expr);
+            let id = self.scopes.declare(
+                ident,
+                Kind::Root {
+                    input: None,
+                    known: true,
+                },
+            );
+            self.elem_aliases.push((id, coll));
+            self.visit_block_mut(&mut f.body);
+            self.scopes.pop();
+            return;
+        }
         // `for r in x.unbind(0) { .. }`: r is a view of x's root.
         if let Some(ident) = ident.clone()
             && let Some((prelude, place, steps, Some((method, args)))) = self.view_chain(&expr)
