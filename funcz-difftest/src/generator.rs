@@ -1347,7 +1347,10 @@ impl Gen {
     fn let_fresh(&mut self) {
         let (e, shape) = self.fresh_value();
         let name = self.fresh_name("v");
-        self.line(&format!("let mut {name} = {e};"));
+        // The result of a call the macro cannot see is typed, so that the
+        // macro knows it is a tensor (and makes `*_copy`s of its views).
+        let ty = if e.starts_with("helpers::") { ": Tensor" } else { "" };
+        self.line(&format!("let mut {name}{ty} = {e};"));
         self.declare_local(name, Lay::contiguous(&shape), false, true);
     }
 

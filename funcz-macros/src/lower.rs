@@ -382,28 +382,33 @@ impl<'a> Lowerer<'a> {
             Some(done) => done.push(id),
             None => {}
         }
+        if let Some(stmt) = self.sync_stmt(id) {
+            self.push_pre(stmt);
+        }
+    }
+
+    /// The statement that regenerates the alias `id` if it is stale.
+    fn sync_stmt(&self, id: usize) -> Option<Stmt> {
+        if !self.has_state(id) {
+            return None;
+        }
         let mode = self.mode.clone();
         let rt = rt();
+        let (v, s) = (self.var(id), state_ident(id));
         match self.scopes.kind(id).clone() {
             Kind::Alias { root } => {
-                let v = self.var(id);
-                let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(root);
-                self.push_pre(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
+                Some(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);))
             }
             Kind::Multi { root } => {
-                let v = self.var(id);
-                let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(root);
-                self.push_pre(pq!(#rt::sync_all(&mut #v, &mut #s, &#rv, &#rs, #mode);));
+                Some(pq!(#rt::sync_all(&mut #v, &mut #s, &#rv, &#rs, #mode);))
             }
             Kind::Root { .. } if self.based(id) => {
-                let v = self.var(id);
-                let s = state_ident(id);
                 let (rv, rs) = self.root_value_state(id);
-                self.push_pre(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);));
+                Some(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);))
             }
-            _ => {}
+            _ => None,
         }
     }
 
@@ -684,6 +689,21 @@ impl<'a> Lowerer<'a> {
             vec![pq!(let mut #s = #rt::Tracked::root(&#v);)]
         } else {
             Vec::new()
+        }
+    }
+
+    /// True if the receiver chain `e` starts from a binding with alias
+    /// state (whose functional value may be laid out unlike the original).
+    fn receiver_tracked(&self, e: &Expr) -> bool {
+        let mut cur = e;
+        loop {
+            match cur {
+                Expr::MethodCall(m) => cur = &m.receiver,
+                Expr::Paren(p) => cur = &p.expr,
+                Expr::Index(i) => cur = &i.expr,
+                Expr::Reference(r) => cur = &r.expr,
+                _ => return self.binding_of(cur).is_some_and(|id| self.has_state(id)),
+            }
         }
     }
 
@@ -1037,7 +1057,15 @@ impl<'a> Lowerer<'a> {
         let rt = rt();
         let mode = self.mode.clone();
         let mut stmts = prelude;
+        // `r.view().mul_(a).add_(b)`: the prelude (`mul_`) made `r` stale.
+        let chained = !stmts.is_empty();
         let (pv, ps) = self.place_value_state(place, &mut stmts);
+        if chained
+            && let Place::Var(id) | Place::Index(id, _) = place
+            && let Some(sync) = self.sync_stmt(*id)
+        {
+            stmts.push(sync);
+        }
         let (mut v, mut s) = (pv.clone(), ps.clone());
         for (k, step) in steps.iter().enumerate() {
             let nv = format_ident!("__fz_view_{}", k, span = Span::mixed_site());
@@ -1613,10 +1641,18 @@ impl VisitMut for Lowerer<'_> {
                     }
                     Some(
                         OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. },
-                    ) if self.copies() && self.is_tensor_expr(&m.receiver) => {
-                        // A view only read: its `*_copy` in copies mode.
+                    ) if (self.copies()
+                        || (matches!(name.as_str(), "view" | "as_strided")
+                            && self.receiver_tracked(&m.receiver)))
+                        && self.is_tensor_expr(&m.receiver) =>
+                    {
+                        // A view only read: its `*_copy` in copies mode. In views
+                        // mode, `view` and `as_strided` of a tracked value also go
+                        // through the runtime, which knows that the functional
+                        // value's strides may differ from the original's.
                         let multi = matches!(kind, Some(OpKind::MultiView { .. }));
                         visit_mut::visit_expr_mut(self, e);
+                        unmut_receiver(e);
                         if let Expr::MethodCall(m) = e {
                             let rt = rt();
                             let mode = self.mode.clone();
@@ -1629,11 +1665,16 @@ impl VisitMut for Lowerer<'_> {
                         }
                     }
                     None if !QUERIES.contains(&name.as_str())
-                        && self.binding_of(&m.receiver).is_some() =>
+                        && (self.binding_of(&m.receiver).is_some()
+                            || matches!(&*m.receiver, Expr::Index(ix) if self.binding_of(&ix.expr)
+                                .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Multi { .. })))) =>
                     {
                         self.opaque_call(e);
                     }
-                    _ => visit_mut::visit_expr_mut(self, e),
+                    _ => {
+                        visit_mut::visit_expr_mut(self, e);
+                        unmut_receiver(e);
+                    }
                 }
             }
             Expr::Call(_) => self.opaque_call(e),
@@ -1755,6 +1796,29 @@ impl Lowerer<'_> {
         let mode = self.mode.clone();
         // Which tracked bindings does the call receive by reference?
         let mut passed: Vec<(usize, bool)> = Vec::new();
+        // Elements `p[i]` of multi-output views it receives (or is called on).
+        let mut elems: Vec<(usize, Expr)> = Vec::new();
+        let multi_elem = |this: &Self, a: &Expr| -> Option<(usize, Expr)> {
+            let inner = match a {
+                Expr::Reference(r) => &*r.expr,
+                other => other,
+            };
+            match inner {
+                Expr::Index(ix) => this
+                    .binding_of(&ix.expr)
+                    .filter(|&id| matches!(this.scopes.kind(id), Kind::Multi { .. }))
+                    .map(|id| (id, (*ix.index).clone())),
+                _ => None,
+            }
+        };
+        match &*e {
+            Expr::Call(c) => elems.extend(c.args.iter().filter_map(|a| multi_elem(self, a))),
+            Expr::MethodCall(m) => {
+                elems.extend(multi_elem(self, &m.receiver));
+                elems.extend(m.args.iter().filter_map(|a| multi_elem(self, a)));
+            }
+            _ => {}
+        }
         let collect = |this: &Self, a: &Expr, passed: &mut Vec<(usize, bool)>| {
             let (inner, by_mut) = match a {
                 Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
@@ -1794,6 +1858,13 @@ impl Lowerer<'_> {
             }
             _ => {}
         }
+        // Views of collection elements cannot be written back: refused at
+        // run time if the call mutates one.
+        let elem_views: Vec<usize> = passed
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| self.elem_aliases.iter().any(|(a, _)| a == id))
+            .collect();
         // Only aliases, and roots that have aliases, need anything done.
         passed.retain(|(id, _)| match self.scopes.kind(*id) {
             Kind::Alias { .. } => true,
@@ -1805,13 +1876,48 @@ impl Lowerer<'_> {
                 self.mark_mutated(*id);
             }
         }
+        for (id, _) in &elems {
+            self.mark_mutated(*id);
+        }
         visit_mut::visit_expr_mut(self, e);
-        if passed.is_empty() {
+        if passed.is_empty() && elems.is_empty() && elem_views.is_empty() {
             return;
         }
         let mut before = Vec::<Stmt>::new();
         let mut after = Vec::<Stmt>::new();
         let what = self.fn_name.clone();
+        for (k, (id, index)) in elems.iter().enumerate() {
+            let Kind::Multi { root } = self.scopes.kind(*id).clone() else {
+                continue;
+            };
+            if !self.has_state(*id) {
+                continue;
+            }
+            let (v, s) = (self.var(*id), state_ident(*id));
+            let i = format_ident!("__fz_elem_index_{}", k, span = Span::mixed_site());
+            let ver = format_ident!("__fz_elem_version_{}", k, span = Span::mixed_site());
+            before.push(pq!(let #i: usize = #index;));
+            before.push(pq!(let #ver = #rt::version(&#v[#i]);));
+            self.note_commit(Some(root), Some(*id));
+            let (rv, rs) = self.root_value_state(root);
+            after.push(pq!(if #rt::version(&#v[#i]) != #ver {
+                let __fz_h = #rt::handle(&#v[#i]);
+                #rt::commit(#what, &mut #rv, &mut #rs, &mut #v[#i], &mut #s[#i], __fz_h, #mode);
+            }));
+        }
+        for (k, id) in elem_views.iter().enumerate() {
+            let v = self.var(*id);
+            let name = self.scopes.ident(*id).to_string();
+            let ver = format_ident!("__fz_view_version_{}", k, span = Span::mixed_site());
+            before.push(pq!(let #ver = #rt::version(&#v);));
+            after.push(pq!(if #rt::version(&#v) != #ver {
+                ::core::panic!(
+                    "funcz: {}: a call mutated `{}`, a view of a collection element, which #[functionalize] \
+                     cannot write back into the element; mutate the element itself, or pass a .clone()",
+                    #what, #name
+                );
+            }));
+        }
         for (k, (id, _by_mut)) in passed.iter().enumerate() {
             if !self.has_state(*id) {
                 continue;
@@ -2059,6 +2165,21 @@ enum IterShape {
     Enumerate(Box<IterShape>),
     Zip(Box<IterShape>, Box<IterShape>),
     Other,
+}
+
+/// `(&mut y).op(..)` -> `y.op(..)` for a `&self` tensor method on a
+/// shadowed `&mut` input (a mutable borrow of the receiver would conflict
+/// with reads of `y` in the arguments: `y.mul(&*y)`).
+fn unmut_receiver(e: &mut Expr) {
+    if let Expr::MethodCall(m) = e
+        && let Expr::Paren(p) = &*m.receiver
+        && let Expr::Reference(r) = &*p.expr
+        && r.mutability.is_some()
+        && matches!(&*r.expr, Expr::Path(_))
+    {
+        let inner = (*r.expr).clone();
+        *m.receiver = inner;
+    }
 }
 
 fn parse_quote_spanned_ref(ident: &Ident, by_mut: bool) -> Expr {

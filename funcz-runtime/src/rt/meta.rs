@@ -217,20 +217,20 @@ impl ViewMeta {
         use ViewMeta::*;
         let copies = mode == Mode::Copies;
         match self {
+            // The functional value's strides can differ from the original's
+            // (a write-back through `t()` leaves a transposed base): where
+            // they do not allow a view, `reshape` copies. Nothing writes in
+            // place, so the lost aliasing is unobservable.
             View(s) | Reshape(s) => {
                 if copies {
                     t.view_copy(s.as_slice())
-                } else {
+                } else if crate::view::shape::reshape_layout("view", &t.layout, s).is_some() {
                     t.view(s.as_slice())
-                }
-            }
-            Flatten => {
-                if copies {
-                    t.view_copy([-1i64])
                 } else {
-                    t.view([-1i64])
+                    t.reshape(s.as_slice())
                 }
             }
+            Flatten => View(vec![-1]).forward(t, mode),
             T => {
                 if copies {
                     t.t_copy()
@@ -315,7 +315,18 @@ impl ViewMeta {
                     t.unfold(*d, *s, *st)
                 }
             }
+            // `as_strided` addresses the storage, which the original program
+            // laid out row-major from offset 0 (the only case allowed): lay
+            // the functional value out the same way first.
             AsStrided(s, st, o) => {
+                let row_major = t.is_contiguous() && t.storage_offset() == 0;
+                let cloned;
+                let t = if row_major {
+                    t
+                } else {
+                    cloned = t.clone();
+                    &cloned
+                };
                 if copies {
                     t.as_strided_copy(s.as_slice(), st.as_slice(), *o)
                 } else {

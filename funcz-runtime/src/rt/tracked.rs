@@ -88,13 +88,12 @@ pub fn version<T: Element>(t: &Tensor<T>) -> u64 {
     t.version()
 }
 
-fn check_as_strided(parent: &Tracked, meta: &ViewMeta, parent_value_layout: &Layout) {
+fn check_as_strided(parent: &Tracked, meta: &ViewMeta) {
     if let ViewMeta::AsStrided(..) = meta {
-        let base_ok = parent.chain.is_empty()
-            && parent.orig.is_contiguous()
-            && parent.orig.offset == 0
-            && parent_value_layout.is_contiguous()
-            && parent_value_layout.offset == 0;
+        // The functional value may be laid out differently; `forward` lays
+        // it out row-major first, as the original is.
+        let base_ok =
+            parent.chain.is_empty() && parent.orig.is_contiguous() && parent.orig.offset == 0;
         if !base_ok {
             panic!(
                 "funcz: as_strided: functionalize supports as_strided only directly on a contiguous base \
@@ -133,11 +132,18 @@ pub fn view<T: Element>(
             }
             return view(parent, pstate, as_view, mode);
         }
-        // A copy in the original program: a fresh, detached value.
-        let value = match &meta {
-            ViewMeta::Reshape(s) => parent.reshape(s.as_slice()),
-            ViewMeta::Flatten => parent.flatten(),
-            _ => parent.contiguous(),
+        // A copy in the original program: a fresh, detached value. (Not
+        // `parent.reshape(..)`: the functional value's layout may differ
+        // from the original's and allow a view, which would alias `parent`
+        // and, in `Mode::Copies`, put a view op in the trace.)
+        let shape: Vec<i64> = match &meta {
+            ViewMeta::Reshape(s) => s.clone(),
+            ViewMeta::Flatten => vec![-1],
+            _ => parent.shape().iter().map(|&n| n as i64).collect(),
+        };
+        let value = match mode {
+            Mode::Views => parent.clone().view(shape.as_slice()),
+            Mode::Copies => parent.view_copy(shape.as_slice()),
         };
         let state = Tracked {
             chain: Vec::new(),
@@ -148,7 +154,7 @@ pub fn view<T: Element>(
         };
         return (value, state);
     }
-    check_as_strided(pstate, &meta, &parent.layout);
+    check_as_strided(pstate, &meta);
     let orig = meta.apply_layout(&pstate.orig);
     let value = meta.forward(parent, mode);
     let mut chain = pstate.chain.clone();
