@@ -1437,13 +1437,43 @@ impl Gen {
         self.multis.push(Multi { name, elems, ro });
     }
 
-    /// An in-place call on `target` (receiver text) of shape `shape`.
-    fn inplace_call(&mut self, shape: &[usize]) -> String {
-        let k = self.rng.weighted(&[10, 5, 8, 2, 2, 2, 2, 2, 2, 1, 1, 3, 2, 2, 3, 4, 3, 2]);
+    /// An in-place call on a tensor of shape `shape`. With `tensors`
+    /// false, its arguments are scalars: the second op of a chain
+    /// (`v.mul_(2.0).add_(..)`) must not read a view of the tensor the first
+    /// one mutated (the macro refuses reads of a view after its base is
+    /// mutated in the same statement).
+    fn inplace_call(&mut self, shape: &[usize], tensors: bool) -> String {
+        let k = self.rng.weighted(&[
+            10,
+            5,
+            8,
+            2,
+            2,
+            2,
+            2,
+            2,
+            2,
+            1,
+            1,
+            3,
+            2,
+            if tensors { 2 } else { 0 },
+            3,
+            4,
+            if tensors { 3 } else { 0 },
+            if tensors { 2 } else { 0 },
+        ]);
+        let operand = |g: &mut Self| {
+            if tensors {
+                g.operand(shape)
+            } else {
+                g.scalar()
+            }
+        };
         match k {
-            0 => format!("add_({})", self.operand(shape)),
-            1 => format!("sub_({})", self.operand(shape)),
-            2 => format!("mul_({})", self.operand(shape)),
+            0 => format!("add_({})", operand(self)),
+            1 => format!("sub_({})", operand(self)),
+            2 => format!("mul_({})", operand(self)),
             3 => format!("div_({})", self.scalar()),
             4 => "neg_()".into(),
             5 => "abs_()".into(),
@@ -1488,9 +1518,9 @@ impl Gen {
         } else {
             (String::new(), p.lay.clone())
         };
-        let mut call = self.inplace_call(&l.shape);
+        let mut call = self.inplace_call(&l.shape, true);
         if self.rng.chance(15) {
-            let second = self.inplace_call(&l.shape);
+            let second = self.inplace_call(&l.shape, false);
             call = format!("{call}.{second}");
         }
         if !text.is_empty()

@@ -1192,15 +1192,17 @@ impl<'a> Lowerer<'a> {
         let mode = self.mode.clone();
         let op = m.method.to_string();
         let fname = Ident::new(functional, m.method.span());
-        let mut args = m.args.clone();
-        for a in args.iter_mut() {
-            self.visit_expr_mut(a);
-        }
         let root = self.target_root_of(&Expr::MethodCall(m.clone()));
         if self.refuse_in_closure(m, root) {
             return Expr::MethodCall(m.clone());
         }
+        // The receiver first, as Rust evaluates it: in `v.mul_(2.0).add_(&w)`
+        // the inner `mul_` runs before `&w` is read.
         let target = self.target(&m.receiver);
+        let mut args = m.args.clone();
+        for a in args.iter_mut() {
+            self.visit_expr_mut(a);
+        }
         match target {
             None => {
                 let named = self.binding_of(&m.receiver).is_some();
@@ -1865,6 +1867,7 @@ impl Lowerer<'_> {
             .map(|(id, _)| *id)
             .filter(|id| self.elem_aliases.iter().any(|(a, _)| a == id))
             .collect();
+        let passed_all = passed.clone();
         // Only aliases, and roots that have aliases, need anything done.
         passed.retain(|(id, _)| match self.scopes.kind(*id) {
             Kind::Alias { .. } => true,
@@ -1873,6 +1876,13 @@ impl Lowerer<'_> {
         });
         for (id, _) in &passed {
             if let Kind::Alias { .. } = self.scopes.kind(*id) {
+                self.mark_mutated(*id);
+            }
+        }
+        // A root with aliases that the call may mutate: track it, so that
+        // its aliases are regenerated if it does.
+        for (id, _) in passed_all.iter() {
+            if matches!(self.scopes.kind(*id), Kind::Root { .. }) && self.has_aliases(*id) {
                 self.mark_mutated(*id);
             }
         }
@@ -1929,6 +1939,15 @@ impl Lowerer<'_> {
             let root = self.scopes.root_of(*id);
             self.note_commit(root, Some(*id));
             let commit: Stmt = match self.scopes.kind(*id).clone() {
+                // A root re-laid-out by `t_()` & co. is a view of its hidden
+                // base: commit into the base through its chain.
+                Kind::Root { .. } if self.based(*id) => {
+                    let (rv, rs) = self.root_value_state(*id);
+                    pq!({
+                        let __fz_h = #rt::handle(&#v);
+                        #rt::commit(#what, &mut #rv, &mut #rs, &mut #v, &mut #s, __fz_h, #mode);
+                    })
+                }
                 Kind::Alias { root } => {
                     let (rv, rs) = self.root_value_state(root);
                     pq!({
