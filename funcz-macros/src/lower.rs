@@ -604,15 +604,17 @@ impl<'a> Lowerer<'a> {
                     Kind::Alias { root }
                 };
                 if self.tracked_root(root) {
-                    let (mut stmts, v, s) = self.emit_steps(prelude, &place, &steps);
+                    let (mut stmts, _, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
                     let id = self.scopes.declare(&ident, kind);
                     let st = state_ident(id);
                     if let Some((method, args)) = multi {
                         stmts.push(pq!(
                             let (mut #ident, mut #st) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
                         ));
+                        stmts.push(pq!(#rt::bind_views(&#ps, &mut #st);));
                     } else {
                         stmts.push(pq!(let (mut #ident, mut #st) = (#v, #s);));
+                        stmts.push(pq!(#rt::bind_view(&#ps, &mut #st);));
                     }
                     return stmts;
                 }
@@ -1028,19 +1030,9 @@ impl<'a> Lowerer<'a> {
         })
     }
 
-    /// Emits the views of `steps` from `place`; returns the statements and
-    /// the variables holding the final value and its state.
-    fn emit_steps(
-        &mut self,
-        prelude: Vec<Stmt>,
-        place: &Place,
-        steps: &[Step],
-    ) -> (Vec<Stmt>, TokenStream, TokenStream) {
-        let (stmts, _, _, v, s) = self.emit_steps_from(prelude, place, steps);
-        (stmts, v, s)
-    }
-
-    /// Like `emit_steps`, also returning the place's own value and state.
+    /// Emits the views of `steps` from `place`; returns the statements, the
+    /// place's own value and state, and the variables holding the final
+    /// value and its state.
     #[allow(clippy::type_complexity)]
     fn emit_steps_from(
         &mut self,
@@ -1249,12 +1241,24 @@ impl<'a> Lowerer<'a> {
                 let (mut stmts, pv, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
                 // An alias commits into its root; views of a root place
                 // commit into the place itself.
-                let (rv, rs) = self.commit_root_of(&place).unwrap_or((pv, ps));
                 let new = tmp("__fz_new");
                 stmts.push(pq!(let #new = #v.#fname(#args);));
-                stmts.push(
-                    pq!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);),
-                );
+                // Views made in this statement: the runtime also handles the
+                // copies `reshape` & co. make (in the place, or in between).
+                match self.commit_root_of(&place) {
+                    Some((rv, rs)) if !steps.is_empty() => stmts.push(pq!(
+                        #rt::commit_from(#op, &mut #rv, &mut #rs, Some((&mut #pv, &mut #ps)), &mut #v, &mut #s, #new, #mode);
+                    )),
+                    None if !steps.is_empty() => stmts.push(pq!(
+                        #rt::commit_from(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new, #mode);
+                    )),
+                    other => {
+                        let (rv, rs) = other.unwrap_or((pv, ps));
+                        stmts.push(
+                            pq!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);),
+                        );
+                    }
+                }
                 self.note_commit(commit_root, fresh);
                 let tail: Expr = match want {
                     Want::Nothing => return pq!({ #(#stmts)* }),
@@ -2004,10 +2008,11 @@ impl Lowerer<'_> {
                     && self.place_root(&place) == Some(root)
                 {
                     if self.has_state(id) {
-                        let (mut stmts, v, s) = self.emit_steps(prelude, &place, &steps);
+                        let (mut stmts, _, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
+                        let rt = rt();
                         let ident = self.var(id);
                         let st = state_ident(id);
-                        stmts.push(pq!({ #ident = #v; #st = #s; }));
+                        stmts.push(pq!({ #ident = #v; #st = #s; #rt::bind_view(&#ps, &mut #st); }));
                         replace = Some(pq!({ #(#stmts)* }));
                     } else {
                         self.visit_expr_mut(&mut a.right);
@@ -2064,7 +2069,7 @@ impl Lowerer<'_> {
             && let Some(root) = self.place_root(&place)
         {
             if self.tracked_root(root) {
-                let (stmts, v, s) = self.emit_steps(prelude, &place, &steps);
+                let (stmts, _, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
                 let id = self.scopes.declare(&ident, Kind::Alias { root });
                 let st = state_ident(id);
                 let vals = tmp("__fz_values");
@@ -2074,7 +2079,8 @@ impl Lowerer<'_> {
                 let label = &f.label;
                 let new: Expr = pq!({
                     #(#stmts)*
-                    let (#vals, #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
+                    let (#vals, mut #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
+                    #rt::bind_views(&#ps, &mut #sts);
                     #label for (mut #ident, mut #st) in ::core::iter::zip(#vals, #sts) #body
                 });
                 self.scopes.pop();

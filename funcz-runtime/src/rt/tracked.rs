@@ -1,6 +1,9 @@
 //! Per-variable alias state carried by functionalized code, and the
 //! operations on it: make a view, regenerate a stale one, commit a mutation.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::element::Element;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
@@ -32,8 +35,39 @@ pub struct Tracked {
     chain: Vec<ViewMeta>,
     generation: u64,
     epoch: u64,
-    detached: bool,
+    detached: Option<Copied>,
     orig: Layout,
+}
+
+/// The alias went through a `reshape`/`flatten`/`contiguous` that copied
+/// (in the original program too): it no longer follows its root. The
+/// variable that received the copy is the `head` of the copy's family; the
+/// views made from it share `writes`, the number of mutations committed to
+/// the copy, and are refused (at run time) once it moved past `seen`:
+/// their values could not be regenerated.
+#[derive(Clone, Debug)]
+struct Copied {
+    writes: Arc<AtomicU64>,
+    seen: u64,
+    head: bool,
+}
+
+impl Copied {
+    fn derived(&self) -> Copied {
+        Copied {
+            writes: Arc::clone(&self.writes),
+            seen: self.writes.load(Ordering::Relaxed),
+            head: false,
+        }
+    }
+}
+
+fn refuse_copy_view(what: &str) -> ! {
+    panic!(
+        "funcz: {what}: a view of a tensor that `reshape`/`flatten`/`contiguous` copied (the original program \
+         copies too) cannot be kept in sync with that copy once either is mutated. help: make the copy explicit \
+         with `.clone()` (a new tensor #[functionalize] tracks) and take views of it"
+    )
 }
 
 impl Tracked {
@@ -43,7 +77,7 @@ impl Tracked {
             chain: Vec::new(),
             generation: 0,
             epoch: 0,
-            detached: false,
+            detached: None,
             orig: t.layout,
         }
     }
@@ -74,7 +108,7 @@ impl Tracked {
     /// True if the value no longer aliases its root (a `reshape` that
     /// copied, or an alias of a root that was since rebound).
     fn follows(&self, root: &Tracked) -> bool {
-        !self.detached && self.epoch == root.epoch
+        self.detached.is_none() && self.epoch == root.epoch
     }
 }
 
@@ -149,7 +183,11 @@ pub fn view<T: Element>(
             chain: Vec::new(),
             generation: 0,
             epoch: 0,
-            detached: true,
+            detached: Some(Copied {
+                writes: Arc::new(AtomicU64::new(0)),
+                seen: 0,
+                head: true,
+            }),
             orig: Layout::contiguous(value.shape()),
         };
         return (value, state);
@@ -165,7 +203,7 @@ pub fn view<T: Element>(
             chain,
             generation: pstate.generation,
             epoch: pstate.epoch,
-            detached: pstate.detached,
+            detached: pstate.detached.as_ref().map(Copied::derived),
             orig,
         },
     )
@@ -209,7 +247,7 @@ pub fn multi_view<T: Element>(
                 chain,
                 generation: pstate.generation,
                 epoch: pstate.epoch,
-                detached: pstate.detached,
+                detached: pstate.detached.as_ref().map(Copied::derived),
                 orig,
             }
         })
@@ -226,6 +264,12 @@ pub fn sync<T: Element>(
     rstate: &Tracked,
     mode: Mode,
 ) {
+    if let Some(c) = &state.detached {
+        if !c.head && c.writes.load(Ordering::Relaxed) != c.seen {
+            refuse_copy_view("read");
+        }
+        return;
+    }
     if state.follows(rstate) && state.generation != rstate.generation {
         *value = replay(root, &state.chain, mode);
         state.generation = rstate.generation;
@@ -274,6 +318,75 @@ pub fn commit<T: Element>(
         *root = writeback(root, &state.chain, new.handle(), mode);
         rstate.generation += 1;
         state.generation = rstate.generation;
+    } else if let Some(c) = &mut state.detached {
+        // The variable holds the copy itself: it is its own root.
+        if !c.head {
+            refuse_copy_view(op);
+        }
+        c.seen = c.writes.fetch_add(1, Ordering::Relaxed) + 1;
+    }
+    *value = new;
+}
+
+/// Called when a variable is bound to a view made from `place` (`let v =
+/// place.view(..)..;`): if a `reshape` & co. in between copied, nothing
+/// else can see that copy, so `v` holds it alone and becomes the head of
+/// its own copy (its mutations are its own, views of it follow it).
+pub fn bind_view(place: &Tracked, state: &mut Tracked) {
+    let inherited = match (&place.detached, &state.detached) {
+        (Some(p), Some(s)) => Arc::ptr_eq(&p.writes, &s.writes),
+        _ => false,
+    };
+    if state.detached.is_some() && !inherited {
+        state.detached = Some(Copied {
+            writes: Arc::new(AtomicU64::new(0)),
+            seen: 0,
+            head: true,
+        });
+        state.chain.clear();
+    }
+}
+
+/// [`bind_view`] for the outputs of a multi-output view (each holds its own
+/// disjoint piece of the copy).
+pub fn bind_views(place: &Tracked, states: &mut [Tracked]) {
+    for s in states {
+        bind_view(place, s);
+    }
+}
+
+/// [`commit`] for a view `value` made in the same statement from `place`
+/// (`None` when the place is `root` itself), e.g. `v.narrow(..).add_(..)`.
+/// If `place` holds a copy that `reshape` & co. made (see [`view`]), the
+/// mutation is written back into `place` through the views in between, not
+/// into `root`; if a `reshape` in the statement itself copied, only the
+/// temporary copy changes, as in the original program.
+#[allow(clippy::too_many_arguments)]
+pub fn commit_from<T: Element>(
+    op: &str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    place: Option<(&mut Tensor<T>, &mut Tracked)>,
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    new: Tensor<T>,
+    mode: Mode,
+) {
+    check_overlap(op, &state.orig);
+    if let Some((place, pstate)) = place
+        && let (Some(p), Some(s)) = (&mut pstate.detached, &state.detached)
+        && Arc::ptr_eq(&p.writes, &s.writes)
+    {
+        if !p.head {
+            refuse_copy_view(op);
+        }
+        let suffix = &state.chain[pstate.chain.len()..];
+        *place = writeback(place, suffix, new.handle(), mode);
+        p.seen = p.writes.fetch_add(1, Ordering::Relaxed) + 1;
+    } else if state.follows(rstate) {
+        *root = writeback(root, &state.chain, new.handle(), mode);
+        rstate.generation += 1;
+        state.generation = rstate.generation;
     }
     *value = new;
 }
@@ -298,7 +411,11 @@ pub fn meta_inplace<T: Element>(
     meta: ViewMeta,
     mode: Mode,
 ) {
-    let (v, s) = view(value, state, meta, mode);
+    let (v, mut s) = view(value, state, meta, mode);
+    if s.detached.is_some() {
+        // Still the same variable: the head of its copy stays the head.
+        s.detached = state.detached.clone();
+    }
     *value = v;
     *state = s;
 }
