@@ -627,6 +627,11 @@ struct Var {
     /// A local made by a fresh value (a root for the macro).
     root: bool,
     moved: bool,
+    /// The copy (made by a `reshape`/`flatten`/`contiguous` that could not
+    /// alias) this variable holds or views. The runtime refuses views of a
+    /// copy once the copy or the view is mutated, so a family that has a
+    /// named view is frozen (read-only).
+    family: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -634,6 +639,7 @@ struct Multi {
     name: String,
     elems: Vec<Lay>,
     ro: bool,
+    family: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -665,6 +671,8 @@ struct Place {
     /// An element of a slice parameter (or a loop variable over one):
     /// never bound to a named alias (the macro refuses those).
     elem: bool,
+    /// See [`Var::family`].
+    family: Option<usize>,
 }
 
 /// One generated program.
@@ -743,6 +751,7 @@ struct Gen {
     next_name: usize,
     /// Loop variables in scope (`usize`), usable in index expressions.
     loop_idx: Vec<String>,
+    next_family: usize,
     depth: usize,
     tolerant: bool,
     opaque: bool,
@@ -842,6 +851,7 @@ impl Gen {
                 ro: v.ro,
                 var: Some(i),
                 elem: matches!(v.kind, VKind::IterMut | VKind::IterRef),
+                family: v.family,
             });
         }
         for m in &self.multis {
@@ -857,6 +867,7 @@ impl Gen {
                     ro: m.ro,
                     var: None,
                     elem: false,
+                    family: m.family,
                 });
             }
         }
@@ -876,6 +887,7 @@ impl Gen {
                     ro: false,
                     var: None,
                     elem: true,
+                    family: None,
                 });
             }
         }
@@ -1275,6 +1287,28 @@ impl Gen {
         }
     }
 
+    /// The copy family of a value derived from `p` by a chain that
+    /// `copied` or not, and whether it is read-only: a view of a family
+    /// freezes it.
+    fn derive_family(&mut self, p: &Place, copied: bool, ro: bool) -> (Option<usize>, bool) {
+        if copied {
+            self.next_family += 1;
+            return (Some(self.next_family), ro);
+        }
+        match p.family {
+            Some(f) => {
+                for v in self.vars.iter_mut().filter(|v| v.family == Some(f)) {
+                    v.ro = true;
+                }
+                for m in self.multis.iter_mut().filter(|m| m.family == Some(f)) {
+                    m.ro = true;
+                }
+                (Some(f), true)
+            }
+            None => (None, ro),
+        }
+    }
+
     fn declare_local(&mut self, name: String, lay: Lay, ro: bool, fresh: bool) {
         let block = self.block();
         self.vars.push(Var {
@@ -1287,6 +1321,7 @@ impl Gen {
             fresh,
             root: fresh,
             moved: false,
+            family: None,
         });
     }
 
@@ -1378,17 +1413,17 @@ impl Gen {
         if let Some(i) = p.var {
             self.vars[i].fresh = false;
         }
-        let _ = copied;
+        let (family, ro) = self.derive_family(&p, copied, ro);
         self.declare_local(name, l, ro, false);
+        self.vars.last_mut().expect("declared").family = family;
     }
 
     fn let_multi(&mut self) {
         let Some(p) = self.pick_place_where(|p| !p.elem) else { return };
-        let (text, l, ro) = if self.rng.chance(35) {
-            let (t, l, ro, _) = self.chain(&p, 2, false);
-            (t, l, ro)
+        let (text, l, ro, copied) = if self.rng.chance(35) {
+            self.chain(&p, 2, false)
         } else {
-            (String::new(), p.lay.clone(), p.ro)
+            (String::new(), p.lay.clone(), p.ro, false)
         };
         let dims: Vec<usize> = (0..l.ndim()).filter(|&d| l.shape[d] >= 1).collect();
         if dims.is_empty() {
@@ -1434,7 +1469,13 @@ impl Gen {
         if let Some(i) = p.var {
             self.vars[i].fresh = false;
         }
-        self.multis.push(Multi { name, elems, ro });
+        let (family, ro) = self.derive_family(&p, copied, ro);
+        self.multis.push(Multi {
+            name,
+            elems,
+            ro,
+            family,
+        });
     }
 
     /// An in-place call on a tensor of shape `shape`. With `tensors`
@@ -1509,14 +1550,14 @@ impl Gen {
     /// `target.op_(..);` on a writable place or a view chain of one.
     fn inplace(&mut self, bind: bool) {
         let Some(p) = self.pick_place_where(|p| !p.ro && !(bind && p.elem)) else { return };
-        let (text, l) = if self.rng.chance(55) {
-            let (t, l, ro, _) = self.chain(&p, 3, false);
+        let (text, l, copied) = if self.rng.chance(55) {
+            let (t, l, ro, copied) = self.chain(&p, 3, false);
             if ro {
                 return;
             }
-            (t, l)
+            (t, l, copied)
         } else {
-            (String::new(), p.lay.clone())
+            (String::new(), p.lay.clone(), false)
         };
         let mut call = self.inplace_call(&l.shape, true);
         if self.rng.chance(15) {
@@ -1534,7 +1575,15 @@ impl Gen {
             if let Some(i) = p.var {
                 self.vars[i].fresh = false;
             }
-            self.declare_local(name, l, false, false);
+            // The result views the copy (if any): it is not the copy's head.
+            let (family, ro) = if copied || p.family.is_some() {
+                let (f, _) = self.derive_family(&p, false, true);
+                (f, true)
+            } else {
+                (None, false)
+            };
+            self.declare_local(name, l, ro, false);
+            self.vars.last_mut().expect("declared").family = family;
         } else {
             self.line(&format!("{}{text}.{call};", p.recv));
         }
@@ -1731,13 +1780,15 @@ impl Gen {
         if let Some(i) = p.var {
             self.vars[i].fresh = false;
         }
+        let (family, ro) = self.derive_family(&p, false, p.ro);
         self.open();
         let block = self.block();
         self.vars.push(Var {
+            family,
             name: r,
             kind: VKind::LoopView,
             lay: elem,
-            ro: p.ro,
+            ro,
             strided_ok: false,
             block,
             fresh: false,
@@ -1780,6 +1831,7 @@ impl Gen {
             fresh: false,
             root: false,
             moved: false,
+            family: None,
         });
         let count = self.rng.range(1, 3) as usize;
         self.stmts(count);
@@ -1951,6 +2003,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
         next_block: 0,
         next_name: 0,
         loop_idx: Vec::new(),
+        next_family: 0,
         depth: 0,
         tolerant: false,
         opaque: false,
@@ -1984,6 +2037,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
             fresh: false,
             root: false,
             moved: false,
+            family: None,
         });
     }
     g.stmts_left = g.rng.range(6, 16) as usize;

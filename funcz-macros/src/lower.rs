@@ -95,6 +95,11 @@ pub(crate) struct Lowerer<'a> {
     closure_floor: Vec<usize>,
     /// Bindings that are views of a collection element, with the collection.
     elem_aliases: Vec<(usize, usize)>,
+    /// Collections whose `.iter()` the current loop turned into `.iter_mut()`.
+    converted: Vec<usize>,
+    /// Loop variables over such a collection: `&Tensor` in the original, so
+    /// read as `&*t`.
+    shared_elems: Vec<usize>,
     copies: bool,
 }
 
@@ -183,6 +188,8 @@ impl<'a> Lowerer<'a> {
             stmt_fresh: Vec::new(),
             closure_floor: Vec::new(),
             elem_aliases: Vec::new(),
+            converted: Vec::new(),
+            shared_elems: Vec::new(),
         }
     }
 
@@ -1782,6 +1789,7 @@ impl Lowerer<'_> {
                 Passing::Value => *e = pq!(#ident),
             },
             Kind::Root { input: None, .. } if self.has_state(id) => *e = pq!(#ident),
+            Kind::ElemRef { .. } if self.shared_elems.contains(&id) => *e = pq!((&*#ident)),
             Kind::Coll {
                 input: Some((p, vec)),
             } if self.facts.mutated.contains(&id) => match (p, vec) {
@@ -1995,11 +2003,39 @@ impl Lowerer<'_> {
         match self.scopes.kind(id).clone() {
             Kind::Root { .. } => {
                 self.visit_expr_mut(&mut a.right);
+                // Aliases of the old value keep it: bring those in scope up to
+                // date now, while the old value is still there.
+                let mut resync: Vec<Stmt> = Vec::new();
                 if self.has_state(id) {
+                    for (b, binding) in self.scopes.bindings.iter().enumerate() {
+                        let of_root = matches!(binding.kind,
+                            Kind::Alias { root } | Kind::Multi { root } if root == id);
+                        let visible = self.scopes.lookup(&binding.ident.to_string()) == Some(b);
+                        if of_root && visible && let Some(stmt) = self.sync_stmt(b) {
+                            resync.push(stmt);
+                        }
+                    }
+                }
+                if self.based(id) {
+                    // A root re-laid-out by `t_()` & co.: the new value is its
+                    // new hidden base, and it no longer views the old one.
+                    let v = self.var(id);
+                    let s = state_ident(id);
+                    let (b, bs) = (base_ident(id), base_state_ident(id));
+                    let right = &a.right;
+                    let rt = rt();
+                    replace = Some(pq!({
+                        #(#resync)*
+                        #v = #right;
+                        #b = #rt::handle(&#v);
+                        #bs.rebind(&#b);
+                        #s = #bs.clone();
+                    }));
+                } else if self.has_state(id) {
                     let v = self.var(id);
                     let s = state_ident(id);
                     let right = &a.right;
-                    replace = Some(pq!({ #v = #right; #s.rebind(&#v); }));
+                    replace = Some(pq!({ #(#resync)* #v = #right; #s.rebind(&#v); }));
                 }
             }
             Kind::Alias { root } => {
@@ -2098,10 +2134,12 @@ impl Lowerer<'_> {
         let shape = self.iter_shape(&f.expr);
         let mut expr = (*f.expr).clone();
         if let Some(shape) = &shape {
+            self.converted.clear();
             self.mutable_iter(&mut expr, shape);
             *f.expr = expr;
             let mut pat = (*f.pat).clone();
             self.bind_iter_pat(&mut pat, shape);
+            self.converted.clear();
             *f.pat = pat;
         } else {
             self.visit_expr_mut(&mut f.expr);
@@ -2144,6 +2182,20 @@ impl Lowerer<'_> {
     fn mutable_iter(&mut self, e: &mut Expr, shape: &IterShape) {
         match (e, shape) {
             (e, IterShape::Coll(id)) if self.facts.mutated.contains(id) => {
+                // `d.iter()` / `&d` / `d` of a `&[Tensor]` yields `&Tensor`.
+                let yields_mut = match &*e {
+                    Expr::MethodCall(m) => m.method == "iter_mut",
+                    Expr::Reference(r) => r.mutability.is_some(),
+                    _ => matches!(
+                        self.scopes.kind(*id),
+                        Kind::Coll {
+                            input: Some((Passing::RefMut, _))
+                        }
+                    ),
+                };
+                if !yields_mut {
+                    self.converted.push(*id);
+                }
                 let ident = self.var(*id);
                 *e = pq!(#ident.iter_mut());
             }
@@ -2163,7 +2215,10 @@ impl Lowerer<'_> {
     fn bind_iter_pat(&mut self, pat: &mut Pat, shape: &IterShape) {
         match (pat, shape) {
             (Pat::Ident(pi), IterShape::Coll(id)) => {
-                self.scopes.declare(&pi.ident, Kind::ElemRef { coll: *id });
+                let b = self.scopes.declare(&pi.ident, Kind::ElemRef { coll: *id });
+                if self.converted.contains(id) {
+                    self.shared_elems.push(b);
+                }
             }
             (Pat::Tuple(t), IterShape::Enumerate(inner)) if t.elems.len() == 2 => {
                 let mut it = t.elems.iter_mut();

@@ -383,6 +383,9 @@ pub fn commit_from<T: Element>(
         let suffix = &state.chain[pstate.chain.len()..];
         *place = writeback(place, suffix, new.handle(), mode);
         p.seen = p.writes.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(s) = &mut state.detached {
+            s.seen = p.seen;
+        }
     } else if state.follows(rstate) {
         *root = writeback(root, &state.chain, new.handle(), mode);
         rstate.generation += 1;
