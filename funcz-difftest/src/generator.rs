@@ -632,6 +632,10 @@ struct Var {
     /// copy once the copy or the view is mutated, so a family that has a
     /// named view is frozen (read-only).
     family: Option<usize>,
+    /// The root (in the macro's sense) this variable is or views: views of
+    /// a root that is assigned a new value are frozen (the runtime refuses
+    /// mutations through them).
+    rid: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -640,6 +644,7 @@ struct Multi {
     elems: Vec<Lay>,
     ro: bool,
     family: Option<usize>,
+    rid: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -673,6 +678,8 @@ struct Place {
     elem: bool,
     /// See [`Var::family`].
     family: Option<usize>,
+    /// See [`Var::rid`] (0 for collection elements).
+    rid: usize,
 }
 
 /// One generated program.
@@ -752,6 +759,7 @@ struct Gen {
     /// Loop variables in scope (`usize`), usable in index expressions.
     loop_idx: Vec<String>,
     next_family: usize,
+    next_rid: usize,
     depth: usize,
     tolerant: bool,
     opaque: bool,
@@ -852,6 +860,7 @@ impl Gen {
                 var: Some(i),
                 elem: matches!(v.kind, VKind::IterMut | VKind::IterRef),
                 family: v.family,
+                rid: v.rid,
             });
         }
         for m in &self.multis {
@@ -868,6 +877,7 @@ impl Gen {
                     var: None,
                     elem: false,
                     family: m.family,
+                    rid: m.rid,
                 });
             }
         }
@@ -888,6 +898,7 @@ impl Gen {
                     var: None,
                     elem: true,
                     family: None,
+                    rid: 0,
                 });
             }
         }
@@ -1309,7 +1320,18 @@ impl Gen {
         }
     }
 
+    /// Declares a local: a fresh root (`fresh`) or a view of `rid`.
     fn declare_local(&mut self, name: String, lay: Lay, ro: bool, fresh: bool) {
+        self.declare_local_of(name, lay, ro, fresh, 0);
+    }
+
+    fn declare_local_of(&mut self, name: String, lay: Lay, ro: bool, fresh: bool, rid: usize) {
+        let rid = if fresh {
+            self.next_rid += 1;
+            self.next_rid
+        } else {
+            rid
+        };
         let block = self.block();
         self.vars.push(Var {
             name,
@@ -1322,6 +1344,7 @@ impl Gen {
             root: fresh,
             moved: false,
             family: None,
+            rid,
         });
     }
 
@@ -1414,7 +1437,7 @@ impl Gen {
             self.vars[i].fresh = false;
         }
         let (family, ro) = self.derive_family(&p, copied, ro);
-        self.declare_local(name, l, ro, false);
+        self.declare_local_of(name, l, ro, false, p.rid);
         self.vars.last_mut().expect("declared").family = family;
     }
 
@@ -1475,6 +1498,7 @@ impl Gen {
             elems,
             ro,
             family,
+            rid: p.rid,
         });
     }
 
@@ -1560,7 +1584,8 @@ impl Gen {
             (String::new(), p.lay.clone(), false)
         };
         let mut call = self.inplace_call(&l.shape, true);
-        if self.rng.chance(15) {
+        // (Chaining after a copy is refused by the macro.)
+        if !copied && self.rng.chance(15) {
             let second = self.inplace_call(&l.shape, false);
             call = format!("{call}.{second}");
         }
@@ -1582,7 +1607,7 @@ impl Gen {
             } else {
                 (None, false)
             };
-            self.declare_local(name, l, ro, false);
+            self.declare_local_of(name, l, ro, false, p.rid);
             self.vars.last_mut().expect("declared").family = family;
         } else {
             self.line(&format!("{}{text}.{call};", p.recv));
@@ -1794,6 +1819,7 @@ impl Gen {
             fresh: false,
             root: false,
             moved: false,
+            rid: p.rid,
         });
         let count = self.rng.range(1, 3) as usize;
         self.stmts(count);
@@ -1832,6 +1858,7 @@ impl Gen {
             root: false,
             moved: false,
             family: None,
+            rid: 0,
         });
         let count = self.rng.range(1, 3) as usize;
         self.stmts(count);
@@ -1916,6 +1943,16 @@ impl Gen {
         }
         let name = self.vars[i].name.clone();
         self.line(&format!("{name} = {e};"));
+        // The views of the old value are frozen (see `Var::rid`).
+        let rid = self.vars[i].rid;
+        for (k, v) in self.vars.iter_mut().enumerate() {
+            if k != i && v.rid == rid {
+                v.ro = true;
+            }
+        }
+        for m in self.multis.iter_mut().filter(|m| m.rid == rid) {
+            m.ro = true;
+        }
         let v = &mut self.vars[i];
         v.lay = Lay::contiguous(&shape);
         v.strided_ok = true;
@@ -2004,6 +2041,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
         next_name: 0,
         loop_idx: Vec::new(),
         next_family: 0,
+        next_rid: 0,
         depth: 0,
         tolerant: false,
         opaque: false,
@@ -2038,6 +2076,10 @@ pub fn generate(seed: u64, index: usize) -> Program {
             root: false,
             moved: false,
             family: None,
+            rid: {
+                g.next_rid += 1;
+                g.next_rid
+            },
         });
     }
     g.stmts_left = g.rng.range(6, 16) as usize;

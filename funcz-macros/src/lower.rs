@@ -618,10 +618,14 @@ impl<'a> Lowerer<'a> {
                         stmts.push(pq!(
                             let (mut #ident, mut #st) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
                         ));
-                        stmts.push(pq!(#rt::bind_views(&#ps, &mut #st);));
+                        if steps_may_copy(&steps) {
+                            stmts.push(pq!(#rt::bind_views(&#ps, &mut #st);));
+                        }
                     } else {
                         stmts.push(pq!(let (mut #ident, mut #st) = (#v, #s);));
-                        stmts.push(pq!(#rt::bind_view(&#ps, &mut #st);));
+                        if steps_may_copy(&steps) {
+                            stmts.push(pq!(#rt::bind_view(&#ps, &mut #st);));
+                        }
                     }
                     return stmts;
                 }
@@ -1134,6 +1138,11 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// True if `place` is a root variable (never a copy `reshape` made).
+    fn place_is_root(&self, place: &Place) -> bool {
+        matches!(place, Place::Var(id) if matches!(self.scopes.kind(*id), Kind::Root { .. }))
+    }
+
     /// The root value and state a mutation of `place` is committed into.
     fn commit_root_of(&self, place: &Place) -> Option<(TokenStream, TokenStream)> {
         match place {
@@ -1245,7 +1254,13 @@ impl<'a> Lowerer<'a> {
                     self.note_commit(commit_root, fresh);
                     return self.commit_direct(prelude, &place, &fname, &args, &op, want);
                 }
+                let chained = !prelude.is_empty();
                 let (mut stmts, pv, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
+                if chained && steps_may_copy(&steps) {
+                    // Each op of a chain re-makes the views from the place: a
+                    // copy `reshape` made would be made afresh (refused).
+                    stmts.push(pq!(#rt::check_chain_copy(#op, &#ps, &#s);));
+                }
                 // An alias commits into its root; views of a root place
                 // commit into the place itself.
                 let new = tmp("__fz_new");
@@ -1253,10 +1268,15 @@ impl<'a> Lowerer<'a> {
                 // Views made in this statement: the runtime also handles the
                 // copies `reshape` & co. make (in the place, or in between).
                 match self.commit_root_of(&place) {
-                    Some((rv, rs)) if !steps.is_empty() => stmts.push(pq!(
+                    Some((rv, rs))
+                        if !steps.is_empty()
+                            && (steps_may_copy(&steps) || !self.place_is_root(&place)) =>
+                    {
+                        stmts.push(pq!(
                         #rt::commit_from(#op, &mut #rv, &mut #rs, Some((&mut #pv, &mut #ps)), &mut #v, &mut #s, #new, #mode);
-                    )),
-                    None if !steps.is_empty() => stmts.push(pq!(
+                        ))
+                    }
+                    None if steps_may_copy(&steps) => stmts.push(pq!(
                         #rt::commit_from(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new, #mode);
                     )),
                     other => {
@@ -1464,6 +1484,8 @@ impl<'a> Lowerer<'a> {
                         }
                     }
                     Expr::Reference(r) => self.borrowed(&r.expr),
+                    // `*y` of a `&`/`&mut` input is a place, not a move of `y`.
+                    Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.borrowed(&u.expr),
                     Expr::Index(i) => {
                         self.borrowed(&i.expr);
                         self.visit_expr(&i.index);
@@ -2048,7 +2070,11 @@ impl Lowerer<'_> {
                         let rt = rt();
                         let ident = self.var(id);
                         let st = state_ident(id);
-                        stmts.push(pq!({ #ident = #v; #st = #s; #rt::bind_view(&#ps, &mut #st); }));
+                        if steps_may_copy(&steps) {
+                            stmts.push(pq!({ #ident = #v; #st = #s; #rt::bind_view(&#ps, &mut #st); }));
+                        } else {
+                            stmts.push(pq!({ #ident = #v; #st = #s; }));
+                        }
                         replace = Some(pq!({ #(#stmts)* }));
                     } else {
                         self.visit_expr_mut(&mut a.right);
@@ -2113,10 +2139,14 @@ impl Lowerer<'_> {
                 self.visit_block_mut(&mut f.body);
                 let body = &f.body;
                 let label = &f.label;
+                let may_copy = steps_may_copy(&steps);
+                let bind: Option<Stmt> =
+                    may_copy.then(|| pq!(#rt::bind_views(&#ps, &mut #sts);));
+                let mutability = may_copy.then(|| quote!(mut));
                 let new: Expr = pq!({
                     #(#stmts)*
-                    let (#vals, mut #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
-                    #rt::bind_views(&#ps, &mut #sts);
+                    let (#vals, #mutability #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
+                    #bind
                     #label for (mut #ident, mut #st) in ::core::iter::zip(#vals, #sts) #body
                 });
                 self.scopes.pop();
@@ -2245,6 +2275,17 @@ enum IterShape {
     Enumerate(Box<IterShape>),
     Zip(Box<IterShape>, Box<IterShape>),
     Other,
+}
+
+/// True if a view step may copy (`reshape`, `flatten`, `contiguous`): the
+/// runtime then has a copy's bookkeeping to do (`bind_view`, `commit_from`).
+fn steps_may_copy(steps: &[Step]) -> bool {
+    steps.iter().any(|s| {
+        matches!(s, Step::View(m, _) if matches!(
+            optable::lookup(&m.to_string()).map(|i| i.kind),
+            Some(OpKind::MaybeView { .. })
+        ))
+    })
 }
 
 /// `(&mut y).op(..)` -> `y.op(..)` for a `&self` tensor method on a

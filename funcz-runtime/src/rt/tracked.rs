@@ -324,8 +324,21 @@ pub fn commit<T: Element>(
             refuse_copy_view(op);
         }
         c.seen = c.writes.fetch_add(1, Ordering::Relaxed) + 1;
+    } else {
+        refuse_rebound_view(op);
     }
     *value = new;
+}
+
+/// A view of a variable that was since assigned a new value still views
+/// the old value in the original program, and so do its other views; they
+/// are kept as they were at the assignment, but mutating one is refused.
+fn refuse_rebound_view(op: &str) -> ! {
+    panic!(
+        "funcz: {op}: mutation through a view of a variable that was assigned a new value since the view was \
+         made: the old value's other views could not see it. help: make the view a fresh tensor with `.clone()`, \
+         or assign the new value to a new variable"
+    )
 }
 
 /// Called when a variable is bound to a view made from `place` (`let v =
@@ -352,6 +365,25 @@ pub fn bind_view(place: &Tracked, state: &mut Tracked) {
 pub fn bind_views(place: &Tracked, states: &mut [Tracked]) {
     for s in states {
         bind_view(place, s);
+    }
+}
+
+/// In a chain of in-place ops (`x.reshape(..).mul_(2.0).add_(1.0)`), each
+/// op re-makes the views from the place; if a `reshape` & co. among them
+/// copied (`state` is a copy the place does not hold), the earlier ops went
+/// to another copy: refused.
+pub fn check_chain_copy(op: &str, place: &Tracked, state: &Tracked) {
+    let fresh_copy = match (&place.detached, &state.detached) {
+        (_, None) => false,
+        (Some(p), Some(s)) => !Arc::ptr_eq(&p.writes, &s.writes),
+        (None, Some(_)) => true,
+    };
+    if fresh_copy {
+        panic!(
+            "funcz: {op}: chained in-place ops on a `reshape`/`flatten`/`contiguous` that copied: #[functionalize] \
+             re-makes the views for each op, so the earlier ops would be lost. help: bind the result first \
+             (`let v = x.reshape(..);`) and chain the ops on `v`"
+        );
     }
 }
 
@@ -390,6 +422,8 @@ pub fn commit_from<T: Element>(
         *root = writeback(root, &state.chain, new.handle(), mode);
         rstate.generation += 1;
         state.generation = rstate.generation;
+    } else if state.detached.is_none() {
+        refuse_rebound_view(op);
     }
     *value = new;
 }
