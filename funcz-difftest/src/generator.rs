@@ -760,6 +760,10 @@ struct Gen {
     loop_idx: Vec<String>,
     next_family: usize,
     next_rid: usize,
+    /// Blocks that are loop bodies (innermost last).
+    loop_blocks: Vec<usize>,
+    /// The next block opened is a loop body.
+    pending_loop: bool,
     depth: usize,
     tolerant: bool,
     opaque: bool,
@@ -794,6 +798,10 @@ impl Gen {
         self.multi_scopes.push(self.multis.len());
         self.next_block += 1;
         self.blocks.push(self.next_block);
+        if self.pending_loop {
+            self.loop_blocks.push(self.next_block);
+            self.pending_loop = false;
+        }
         self.indent += 1;
         self.depth += 1;
     }
@@ -803,7 +811,11 @@ impl Gen {
         self.vars.truncate(v);
         let m = self.multi_scopes.pop().expect("open scope");
         self.multis.truncate(m);
-        self.blocks.pop();
+        if let Some(b) = self.blocks.pop()
+            && self.loop_blocks.last() == Some(&b)
+        {
+            self.loop_blocks.pop();
+        }
         self.indent -= 1;
         self.depth -= 1;
     }
@@ -1773,6 +1785,7 @@ impl Gen {
         };
         self.line(&format!("for {i} in 0..{bound} {{"));
         self.loop_idx.push(i);
+        self.pending_loop = true;
         self.sub_block();
         self.loop_idx.pop();
         self.line("}");
@@ -1783,6 +1796,7 @@ impl Gen {
         self.line(&format!("let mut {k} = 0usize;"));
         self.line(&format!("while {k} < n {{"));
         self.loop_idx.push(k.clone());
+        self.pending_loop = true;
         self.sub_block();
         self.loop_idx.pop();
         self.indent += 1;
@@ -1806,6 +1820,7 @@ impl Gen {
             self.vars[i].fresh = false;
         }
         let (family, ro) = self.derive_family(&p, false, p.ro);
+        self.pending_loop = true;
         self.open();
         let block = self.block();
         self.vars.push(Var {
@@ -1845,6 +1860,7 @@ impl Gen {
             VKind::IterRef
         };
         self.colls[c].hidden = true;
+        self.pending_loop = true;
         self.open();
         let block = self.block();
         self.vars.push(Var {
@@ -1935,6 +1951,17 @@ impl Gen {
             return;
         }
         let i = *self.rng.pick(&cands);
+        // In a loop, views of the old value made before the loop would be
+        // mutated after the assignment in the next iteration (refused).
+        let rid = self.vars[i].rid;
+        let has_views = self.vars.iter().enumerate().any(|(k, v)| k != i && v.rid == rid)
+            || self.multis.iter().any(|m| m.rid == rid);
+        if let Some(&lb) = self.loop_blocks.last()
+            && self.vars[i].block < lb
+            && has_views
+        {
+            return;
+        }
         let (e, shape) = self.fresh_value();
         let same_block = self.vars[i].block == block;
         let cur = &self.vars[i].lay;
@@ -2042,6 +2069,8 @@ pub fn generate(seed: u64, index: usize) -> Program {
         loop_idx: Vec::new(),
         next_family: 0,
         next_rid: 0,
+        loop_blocks: Vec::new(),
+        pending_loop: false,
         depth: 0,
         tolerant: false,
         opaque: false,
