@@ -1102,7 +1102,7 @@ impl<'a> Lowerer<'a> {
                 match self.scopes.kind(id).clone() {
                     Kind::ElemRef { .. } => {
                         let ts = tmp("__fz_elem_state");
-                        stmts.push(pq!(let mut #ts = #rt::Tracked::root(&*#v);));
+                        stmts.push(pq!(let mut #ts = #rt::Tracked::element(&*#v);));
                         (quote!((*#v)), quote!(#ts))
                     }
                     _ if self.has_state(id) => {
@@ -1130,7 +1130,7 @@ impl<'a> Lowerer<'a> {
                     }
                     _ => {
                         let ts = tmp("__fz_elem_state");
-                        stmts.push(pq!(let mut #ts = #rt::Tracked::root(&#v[#i]);));
+                        stmts.push(pq!(let mut #ts = #rt::Tracked::element(&#v[#i]);));
                         (quote!(#v[#i]), quote!(#ts))
                     }
                 }
@@ -1618,6 +1618,31 @@ impl VisitMut for Lowerer<'_> {
                 }) =>
             {
                 self.visit_expr_mut(&mut ix.index);
+            }
+            // `p[k]` of a multi-output view read with a literal or variable
+            // index: regenerate that output only (not all of them, whose
+            // regenerations would be dead).
+            Expr::Index(ix)
+                if matches!(&*ix.index, Expr::Lit(_) | Expr::Path(_))
+                    && self.binding_of(&ix.expr).is_some_and(|id| {
+                        matches!(self.scopes.kind(id), Kind::Multi { .. }) && self.has_state(id)
+                    }) =>
+            {
+                let id = self.binding_of(&ix.expr).expect("checked");
+                self.check_stale_read(id, &*ix);
+                self.visit_expr_mut(&mut ix.index);
+                let Kind::Multi { root } = self.scopes.kind(id).clone() else {
+                    unreachable!("checked")
+                };
+                let already = self.synced.last().is_some_and(|d| d.contains(&id));
+                if !already {
+                    let rt = rt();
+                    let mode = self.mode.clone();
+                    let (v, s) = (self.var(id), state_ident(id));
+                    let (rv, rs) = self.root_value_state(root);
+                    let k = &ix.index;
+                    self.push_pre(pq!(#rt::sync(&mut #v[#k], &mut #s[#k], &#rv, &#rs, #mode);));
+                }
             }
             // `*y` of a `&`/`&mut` tensor input the body shadows with an owned
             // tensor: the local itself (not `*(&mut y)`, which would borrow it

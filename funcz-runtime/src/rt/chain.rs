@@ -53,13 +53,5 @@ pub fn writeback<T: Element>(
     for i in (0..n).rev() {
         t = chain[i].reverse(&bases[i], t, mode);
     }
-    // The inverse of a `t()`/`transpose`/`permute` is a view with permuted
-    // strides: keep the root laid out as it was (as the original is), so
-    // that later `view`s, `reshape`s and layout queries of it (and of
-    // collection elements, whose original layout is not recorded) behave
-    // as in the original program.
-    if mode == Mode::Views && root.is_contiguous() && !t.is_contiguous() {
-        t = t.contiguous();
-    }
     t
 }

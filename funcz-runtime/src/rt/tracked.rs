@@ -37,6 +37,10 @@ pub struct Tracked {
     epoch: u64,
     detached: Option<Copied>,
     orig: Layout,
+    /// A collection element: its original layout is not recorded (the
+    /// state is made afresh at each use), so write-backs keep its value
+    /// laid out as it was (see [`Tracked::element`]).
+    element: bool,
 }
 
 /// The alias went through a `reshape`/`flatten`/`contiguous` that copied
@@ -79,6 +83,19 @@ impl Tracked {
             epoch: 0,
             detached: None,
             orig: t.layout,
+            element: false,
+        }
+    }
+
+    /// The state of an element of a collection (`xs[i]`, or a loop
+    /// variable over `xs`), made where it is mutated: its current value's
+    /// layout stands for the original's, so a write-back through a
+    /// `t()`/`transpose`/`permute` (whose inverse is a view with permuted
+    /// strides) makes the new value contiguous again if it was.
+    pub fn element<T: Element>(t: &Tensor<T>) -> Self {
+        Tracked {
+            element: true,
+            ..Tracked::root(t)
         }
     }
 
@@ -189,6 +206,7 @@ pub fn view<T: Element>(
                 head: true,
             }),
             orig: Layout::contiguous(value.shape()),
+            element: false,
         };
         return (value, state);
     }
@@ -205,6 +223,7 @@ pub fn view<T: Element>(
             epoch: pstate.epoch,
             detached: pstate.detached.as_ref().map(Copied::derived),
             orig,
+            element: false,
         },
     )
 }
@@ -249,6 +268,7 @@ pub fn multi_view<T: Element>(
                 epoch: pstate.epoch,
                 detached: pstate.detached.as_ref().map(Copied::derived),
                 orig,
+                element: false,
             }
         })
         .collect();
@@ -315,7 +335,7 @@ pub fn commit<T: Element>(
 ) {
     check_overlap(op, &state.orig);
     if state.follows(rstate) {
-        *root = writeback(root, &state.chain, new.handle(), mode);
+        *root = writeback_into(root, rstate, &state.chain, new.handle(), mode);
         rstate.generation += 1;
         state.generation = rstate.generation;
     } else if let Some(c) = &mut state.detached {
@@ -419,13 +439,30 @@ pub fn commit_from<T: Element>(
             s.seen = p.seen;
         }
     } else if state.follows(rstate) {
-        *root = writeback(root, &state.chain, new.handle(), mode);
+        *root = writeback_into(root, rstate, &state.chain, new.handle(), mode);
         rstate.generation += 1;
         state.generation = rstate.generation;
     } else if state.detached.is_none() {
         refuse_rebound_view(op);
     }
     *value = new;
+}
+
+/// [`writeback`], keeping a collection element's layout (see
+/// [`Tracked::element`]).
+fn writeback_into<T: Element>(
+    root: &Tensor<T>,
+    rstate: &Tracked,
+    chain: &[ViewMeta],
+    new: Tensor<T>,
+    mode: Mode,
+) -> Tensor<T> {
+    let t = writeback(root, chain, new, mode);
+    if rstate.element && mode == Mode::Views && root.is_contiguous() && !t.is_contiguous() {
+        t.contiguous()
+    } else {
+        t
+    }
 }
 
 /// Commits `new` as the value of a root after the in-place op `op`.

@@ -1,0 +1,462 @@
+//! Divergences found by differential testing (`funcz-difftest`), each kept
+//! as its minimized program. A test named after the bug runs the original
+//! and both functionalized variants (`common::check`) and asserts what the
+//! fix guarantees; the generated program it was minimized from is named in
+//! the comment (`FUNCZ_SEED=<seed> FUNCZ_ONLY=<index>` reproduces it on the
+//! commit before the fix). Programs the macro now refuses at compile time
+//! live in `tests/ui/regress_*.rs` (run by `tests/compile_fail.rs`).
+
+mod common;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use common::{check, iota};
+use funcz::Tensor;
+
+/// The panic message of `f`, which must panic.
+fn panic_message(f: impl FnOnce()) -> String {
+    let err = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
+    err.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+// Compound assignment through a deref (`*y += x`) was re-parsed as
+// `*(y.add_(x))` and left unlowered: a compile error (`Tensor` cannot be
+// dereferenced) once the input is shadowed. (seed 24301, program 33)
+variants!(deref_compound, deref_compound_f, deref_compound_fv; fn (x: &mut Tensor, y: &Tensor) {
+    *x *= 2.0;
+    *x += y;
+    *x -= 0.5;
+});
+
+#[test]
+fn compound_assignment_through_deref_of_mut_input() {
+    let [g1, g2] = check("deref_compound", &[iota(&[2, 2]), iota(&[2, 2])], |v, x| {
+        let (a, b) = x.split_at_mut(1);
+        [deref_compound, deref_compound_f, deref_compound_fv][v](&mut a[0], &b[0]);
+        vec![]
+    });
+    assert_eq!(g1.ops(), vec!["mul", "add", "sub", "copy_"], "{g1}");
+    assert_eq!(g2.ops(), vec!["mul", "add", "sub", "copy_"], "{g2}");
+}
+
+// `y.add_(&*y)` and `y.mul(&*y)` on a `&mut` input: the shadowed input was
+// read as `*(&mut y)` (also as a method receiver), a mutable borrow that
+// conflicts with the other operand (E0502). (seed 24301, programs 0, 20, 30)
+variants!(deref_read, deref_read_f, deref_read_fv; fn (y: &mut Tensor) -> Tensor {
+    y.add_(&*y);
+    y.addcmul_(&*y, &*y, 0.5);
+    y.mul(&*y)
+});
+
+#[test]
+fn deref_read_of_mut_input_in_its_own_op() {
+    check("deref_read", &[iota(&[3])], |v, x| {
+        vec![[deref_read, deref_read_f, deref_read_fv][v](&mut x[0])]
+    });
+}
+
+// `d[0].add_(&d[1])` on a mutated `&mut [Tensor]` input: the shadowed Vec
+// was read as `(&mut d[..])[1]`, borrowed mutably twice (E0499). (seed
+// 24301, program 9)
+variants!(slice_read, slice_read_f, slice_read_fv; fn (d: &mut [Tensor]) {
+    d[0].add_(&d[1]);
+    d[1].mul_(&d[0]);
+    d[0].narrow(0, 0, 1).addcmul_(&d[1].narrow(0, 1, 1), &d[0].narrow(0, 0, 1), 2.0);
+});
+
+#[test]
+fn slice_elements_read_in_their_own_op() {
+    check("slice_read", &[iota(&[2]), iota(&[2])], |v, x| {
+        [slice_read, slice_read_f, slice_read_fv][v](x);
+        vec![]
+    });
+}
+
+// `let v = if flag { .. } else { .. };` whose branches are tensors was not
+// known to be a tensor: mutating it was refused. (seed 24301, program 11)
+variants!(if_value, if_value_f, if_value_fv; fn (x: &Tensor, flag: bool) -> Tensor {
+    let v = if flag { x.clone() } else { x * 2.0 };
+    v.add_(1.0);
+    let w = match flag {
+        true => &v + 1.0,
+        false => v.relu(),
+    };
+    w.mul_(3.0);
+    &v + &w
+});
+
+#[test]
+fn if_and_match_tensor_values_are_tracked() {
+    for flag in [true, false] {
+        check("if_value", &[iota(&[2])], |v, x| {
+            vec![[if_value, if_value_f, if_value_fv][v](&x[0], flag)]
+        });
+    }
+}
+
+// `let w = <in-place op on a temporary>;` makes a fresh root: it got no
+// hidden base, so a later `w.t_()` referred to an undeclared `__fz_base_*`.
+// (seed 24301, program 9)
+variants!(inplace_root, inplace_root_f, inplace_root_fv; fn (x: &Tensor) -> Tensor {
+    let mut w = (x * 2.0).add_(1.0);
+    w.t_();
+    w.select(0, 1).mul_(3.0);
+    w
+});
+
+#[test]
+fn let_of_inplace_result_on_a_temporary_then_metadata_mutation() {
+    check("inplace_root", &[iota(&[2, 3])], |v, x| {
+        vec![[inplace_root, inplace_root_f, inplace_root_fv][v](&x[0])]
+    });
+}
+
+// `r.unsqueeze(0).add_(10.0).add_(100.0)` with `r` a view: the second op
+// re-made its view from `r` without regenerating `r` after the first op,
+// so the first op was lost. (seed 24301, program 32)
+variants!(chain_alias, chain_alias_f, chain_alias_fv; fn (x: Tensor) -> Tensor {
+    let r = x.select(0, 1);
+    r.unsqueeze(0).add_(10.0).add_(100.0);
+    r.mul_(2.0).sub_(1.0);
+    x
+});
+
+#[test]
+fn chained_inplace_ops_on_a_view_of_an_alias() {
+    check("chain_alias", &[iota(&[3])], |v, x| {
+        vec![[chain_alias, chain_alias_f, chain_alias_fv][v](x[0].shallow_clone())]
+    });
+    assert_eq!(chain_alias_f(iota(&[3])).to_vec(), vec![0.0, 221.0, 2.0]);
+}
+
+// A `reshape` that copies (in the original too) was made with
+// `parent.reshape(..)`, which on the contiguous `*_copy` value of copies
+// mode is a view: a `view` op in a mutations_and_views trace. (seed 24301,
+// programs 1 and 29)
+variants!(reshape_copy, reshape_copy_f, reshape_copy_fv; fn (x: &Tensor) -> Tensor {
+    let v = x.t().reshape([-1]);
+    v.mul_(2.0);
+    let w = x.unfold(1, 2, 1).reshape([-1]);
+    w.add_(1.0);
+    &v.sum() + &w.sum()
+});
+
+#[test]
+fn reshape_that_copies_is_not_a_view_in_copies_mode() {
+    let [_, g2] = check("reshape_copy", &[iota(&[2, 3])], |v, x| {
+        vec![[reshape_copy, reshape_copy_f, reshape_copy_fv][v](&x[0])]
+    });
+    assert!(g2.ops().contains(&"view_copy"), "{g2}");
+}
+
+// After a write-back through `t()`, the root's value was a transposed view
+// (unlike the original's contiguous tensor): `as_strided` of it read the
+// wrong elements and `view` of it panicked. (seed 24301, program 35; seed
+// 10, programs 55 and 785)
+variants!(after_t, after_t_f, after_t_fv; fn (x: &Tensor, d: &mut [Tensor]) -> (Tensor, Tensor, Tensor) {
+    let s = x.clone();
+    s.t().narrow(0, 0, 1).add_(1.0);
+    let a = s.as_strided([2], [2], 1).clone();
+    let v = s.view([-1]);
+    v.mul_(2.0);
+    d[0].t().abs_();
+    let e = d[0].unsqueeze(2).view([-1]).neg();
+    (a, s, e)
+});
+
+#[test]
+fn views_of_a_root_written_back_through_a_transpose() {
+    check("after_t", &[iota(&[2, 3]), iota(&[2, 2])], |v, x| {
+        let (a, b) = x.split_at_mut(1);
+        let (p, q, r) = [after_t, after_t_f, after_t_fv][v](&a[0], b);
+        vec![p, q, r]
+    });
+}
+
+// A method the macro cannot see, called on an element of a multi-output
+// view (`p[1].bump()`), was not checked: in copies mode the mutation went
+// to a copy and was lost. (seed 24301, program 34)
+trait Bump {
+    fn bump(&self);
+}
+
+impl Bump for Tensor {
+    fn bump(&self) {
+        funcz::trace::untraced(|| {
+            self.add_(1.0);
+        });
+    }
+}
+
+variants!(multi_opaque, multi_opaque_f, multi_opaque_fv; fn (x: &Tensor) -> Tensor {
+    let mut p = x.unbind(0);
+    p[1] -= 0.5;
+    p[1].bump();
+    p[0].sum()
+});
+
+#[test]
+fn opaque_method_on_a_multi_output_element() {
+    check("multi_opaque", &[iota(&[3])], |v, x| {
+        vec![[multi_opaque, multi_opaque_f, multi_opaque_fv][v](&x[0])]
+    });
+}
+
+// An opaque call on a root that was never mutated in place, but has views:
+// the views (copies, in copies mode) were not regenerated. And an opaque
+// call on a root re-laid-out by `t_()`: the mutation of its (copied) value
+// was not written into its base. (seed 24301, programs 112, 121, 159)
+fn scale(t: &mut Tensor) {
+    funcz::trace::untraced(|| {
+        t.mul_(3.0);
+    });
+}
+
+fn fill_first(t: &Tensor) {
+    funcz::trace::untraced(|| {
+        t.narrow(0, 0, 1).fill_(-1.0);
+    });
+}
+
+variants!(opaque_root, opaque_root_f, opaque_root_fv; fn (x: &mut Tensor) -> (Tensor, Tensor) {
+    let b = x.clone();
+    let a = b.alias();
+    let c = b.t();
+    b.bump();
+    let v = x.flatten();
+    x.t_();
+    fill_first(x);
+    let mut s = x.select(0, 0).clone();
+    scale(&mut s);
+    (&a + &c.t(), &v + &s.sum())
+});
+
+#[test]
+fn opaque_calls_on_roots_with_views_and_relaid_out_roots() {
+    check("opaque_root", &[iota(&[2, 2])], |v, x| {
+        let (a, b) = [opaque_root, opaque_root_f, opaque_root_fv][v](&mut x[0]);
+        vec![a, b]
+    });
+}
+
+// A view of a copy made by `reshape`/`contiguous`, mutated in place: the
+// mutation went to the temporary view only, not to the copy. (seed 24301,
+// program 581)
+variants!(copy_view, copy_view_f, copy_view_fv; fn (x: &Tensor) -> (Tensor, Tensor) {
+    let c = x.t().contiguous();
+    c.narrow(0, 0, 1).mul_(2.0);
+    c.select(1, 1).add_(100.0);
+    let f = x.t().flatten().unsqueeze(0);
+    f.add_(1.0);
+    f.narrow(1, 0, 2).zero_();
+    (c, f)
+});
+
+#[test]
+fn mutation_through_a_view_of_a_reshape_copy() {
+    check("copy_view", &[iota(&[2, 3])], |v, x| {
+        let (a, b) = [copy_view, copy_view_f, copy_view_fv][v](&x[0]);
+        vec![a, b]
+    });
+}
+
+// A named view of such a copy cannot be kept in sync with it: refused at
+// run time (it used to be silently stale), while the original runs.
+variants!(copy_named_view, copy_named_view_f, copy_named_view_fv; fn (x: &Tensor) -> Tensor {
+    let c = x.t().contiguous();
+    let v = c.narrow(0, 0, 1);
+    v.add_(1.0);
+    c
+});
+
+#[test]
+fn named_view_of_a_reshape_copy_is_refused_when_mutated() {
+    let x = iota(&[2, 3]);
+    let orig = copy_named_view(&x);
+    assert_eq!(orig.to_vec()[..2], [1.0, 4.0]);
+    for f in [copy_named_view_f, copy_named_view_fv] {
+        let msg = panic_message(|| {
+            f(&x);
+        });
+        assert!(msg.contains("`reshape`/`flatten`/`contiguous` copied"), "{msg}");
+    }
+}
+
+// Chained in-place ops through a `reshape` that copies re-made the copy
+// for each op (the earlier ops were lost): refused at run time when the
+// copy happens; the same chain through a `reshape` that is a view runs.
+// (seed 4, program 881)
+variants!(copy_chain, copy_chain_f, copy_chain_fv; fn (x: &Tensor, c: &Tensor) -> Tensor {
+    let w = c.contiguous().add_(0.5).add_(3.0);
+    let k = x.narrow(1, 0, 1).contiguous().add_(0.5).add_(3.0);
+    &w.sum() + &k.sum()
+});
+
+#[test]
+fn chained_inplace_ops_on_a_copying_reshape() {
+    let (x, c) = (iota(&[2, 2]), iota(&[2]));
+    check("copy_chain_view", &[x.narrow(1, 0, 1).clone(), c.clone()], |v, x| {
+        vec![[copy_chain, copy_chain_f, copy_chain_fv][v](&x[0], &x[1])]
+    });
+    let orig = copy_chain(&x, &c);
+    assert_eq!(orig.item(), 1.0 + 7.0 + 2.0 + 7.0);
+    for f in [copy_chain_f, copy_chain_fv] {
+        let msg = panic_message(|| {
+            f(&x, &c);
+        });
+        assert!(msg.contains("chained in-place ops"), "{msg}");
+    }
+}
+
+// `let v = x.t().flatten().unsqueeze(0)` alone holds the copy `flatten`
+// made: it was treated as a view of an anonymous copy and its mutation
+// refused. (seed 24301, programs 404 and 482)
+variants!(copy_head, copy_head_f, copy_head_fv; fn (x: &Tensor) -> Tensor {
+    let v = x.t().flatten().unsqueeze(0);
+    v.add_(1.0);
+    let p = x.t().contiguous().split(1, 0);
+    p[0].neg_();
+    &v.sum() + &p[0].sum()
+});
+
+#[test]
+fn binding_that_alone_holds_a_reshape_copy() {
+    check("copy_head", &[iota(&[2, 3])], |v, x| {
+        vec![[copy_head, copy_head_f, copy_head_fv][v](&x[0])]
+    });
+}
+
+// Assigning a new value to a root re-laid-out by `t_()`/`squeeze_()` kept
+// its old base and chain: a later `as_strided` was refused as if it were a
+// view. (seed 1, programs 8 and 837)
+variants!(rebind_based, rebind_based_f, rebind_based_fv; fn (x: &Tensor, y: &Tensor) -> Tensor {
+    let mut v = x.clone();
+    v.unsqueeze_(0);
+    v.add_(1.0);
+    v = y.clone();
+    let a = v.as_strided([2], [2], 1).sum();
+    v.t_();
+    v.narrow(0, 0, 1).mul_(2.0);
+    &a + &v.sum()
+});
+
+#[test]
+fn rebinding_a_relaid_out_root() {
+    check("rebind_based", &[iota(&[3]), iota(&[2, 2])], |v, x| {
+        vec![[rebind_based, rebind_based_f, rebind_based_fv][v](&x[0], &x[1])]
+    });
+}
+
+// Views of a root keep its old value after the root is assigned a new one;
+// they were regenerated lazily, so mutations since their last use were
+// missing. (seed 1, programs 535 and 775; seed 2, 894; seed 3, 297, 862, 981)
+variants!(rebind_views, rebind_views_f, rebind_views_fv; fn (x: &Tensor) -> (Tensor, Tensor) {
+    let mut s = x.clone();
+    let w = s.narrow(0, 0, 2);
+    let u = s.unbind(0);
+    s.mul_(2.0);
+    s += &w.sum();
+    s = x * 10.0;
+    (&w + &u[2], s)
+});
+
+#[test]
+fn views_keep_the_old_value_of_a_rebound_root() {
+    check("rebind_views", &[iota(&[3])], |v, x| {
+        let (a, b) = [rebind_views, rebind_views_f, rebind_views_fv][v](&x[0]);
+        vec![a, b]
+    });
+}
+
+// Mutating such a view is refused (its sibling views of the old value
+// could not see it; it used to be silently lost). (seed 4, program 289;
+// seed 10, program 330)
+variants!(rebound_mut, rebound_mut_f, rebound_mut_fv; fn (x: &Tensor) -> Tensor {
+    let mut s = x.clone();
+    let w = s.narrow(0, 0, 2);
+    let w2 = w.view([-1]);
+    s = x * 10.0;
+    w.add_(1.0);
+    &w2.sum() + &s.sum()
+});
+
+#[test]
+fn mutation_through_a_view_of_a_rebound_root_is_refused() {
+    let x = iota(&[3]);
+    assert_eq!(rebound_mut(&x).item(), 3.0 + 30.0);
+    for f in [rebound_mut_f, rebound_mut_fv] {
+        let msg = panic_message(|| {
+            f(&x);
+        });
+        assert!(msg.contains("assigned a new value since the view was made"), "{msg}");
+    }
+}
+
+// Iterating a mutated `&[Tensor]` with `.iter()`: the macro iterates
+// mutably, so the loop variable became `&mut Tensor` and `t.add_(t)` no
+// longer type-checked (E0277). (seed 2, program 223)
+variants!(shared_loop, shared_loop_f, shared_loop_fv; fn (d: &[Tensor]) -> Tensor {
+    d[0].mul_(2.0);
+    let mut s = Tensor::zeros(&[2]);
+    for (j, t) in d.iter().enumerate() {
+        t.add_(t);
+        s = &s + &(t * j as f32);
+    }
+    s
+});
+
+#[test]
+fn shared_loop_variable_over_a_mutated_slice() {
+    check("shared_loop", &[iota(&[2]), iota(&[2])], |v, x| {
+        vec![[shared_loop, shared_loop_f, shared_loop_fv][v](x)]
+    });
+}
+
+// `return &*x + ..` inside a loop over a mutated slice: `*x` was taken for a
+// move of the input `x`, so the write-back ran before the value and
+// borrowed the slice the loop holds (E0502). (seed 4, program 352)
+variants!(ret_in_loop, ret_in_loop_f, ret_in_loop_fv; fn (x: &mut Tensor, d: &[Tensor], flag: bool) -> Tensor {
+    d[0].mul_(2.0);
+    x.add_(1.0);
+    for (j, t) in d.iter().enumerate() {
+        if flag && j == 1 {
+            return &*x + t;
+        }
+    }
+    x.clone()
+});
+
+#[test]
+fn deref_of_an_input_in_a_return_is_not_a_move() {
+    for flag in [true, false] {
+        check("ret_in_loop", &[iota(&[2]), iota(&[2]), iota(&[2])], |v, x| {
+            let (a, b) = x.split_at_mut(1);
+            vec![[ret_in_loop, ret_in_loop_f, ret_in_loop_fv][v](&mut a[0], b, flag)]
+        });
+    }
+}
+
+// A view of a collection element passed to an opaque call that mutates it
+// cannot be written back into the element: refused at run time (in copies
+// mode the mutation went to a copy).
+variants!(elem_view_opaque, elem_view_opaque_f, elem_view_opaque_fv; fn (d: &[Tensor]) -> Tensor {
+    let v = d[0].t();
+    fill_first(&v);
+    d[0].sum()
+});
+
+#[test]
+fn opaque_mutation_of_a_view_of_a_collection_element_is_refused() {
+    let d = [iota(&[2, 2])];
+    assert_eq!(elem_view_opaque(&d).item(), -1.0 + -1.0 + 1.0 + 3.0);
+    for f in [elem_view_opaque_f, elem_view_opaque_fv] {
+        let d = [iota(&[2, 2])];
+        let msg = panic_message(|| {
+            f(&d);
+        });
+        assert!(msg.contains("a view of a collection element"), "{msg}");
+    }
+}
