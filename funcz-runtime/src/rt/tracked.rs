@@ -473,8 +473,14 @@ pub fn commit_root<T: Element>(
     new: Tensor<T>,
 ) {
     check_overlap(op, &rstate.orig);
+    if op == "resize_" {
+        // A new layout (and, when it grows, new storage in the original):
+        // the root is laid out anew; views of the old one keep it.
+        rstate.rebind(&new);
+    } else {
+        rstate.generation += 1;
+    }
     *root = new;
-    rstate.generation += 1;
 }
 
 /// Applies the metadata mutation `meta` (`t_`, `transpose_`, ...) to an
