@@ -19,7 +19,9 @@ fn main() {
     println!("cargo:rerun-if-env-changed=FUNCZ_SEED");
     println!("cargo:rerun-if-env-changed=FUNCZ_PROGRAMS");
     let seed = match std::env::var("FUNCZ_SEED") {
-        Ok(s) => parse_u64(&s).unwrap_or_else(|| panic!("FUNCZ_SEED must be an integer, got {s:?}")),
+        Ok(s) => {
+            parse_u64(&s).unwrap_or_else(|| panic!("FUNCZ_SEED must be an integer, got {s:?}"))
+        }
         Err(_) => 0x5EED,
     };
     let programs = match std::env::var("FUNCZ_PROGRAMS") {
@@ -32,7 +34,8 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     for shard in 0..SHARDS {
         let src = generator::render_shard(seed, programs, SHARDS, shard);
-        std::fs::write(out.join(format!("shard{shard}.rs")), src).expect("write generated programs");
+        std::fs::write(out.join(format!("shard{shard}.rs")), src)
+            .expect("write generated programs");
     }
 }
 

@@ -31,8 +31,18 @@ fn seq(g: &Graph) -> String {
 /// Asserts the op sequences of the `mutations` and `mutations_and_views`
 /// graphs.
 fn ops(graphs: &[Graph; 2], views: &str, copies: &str) {
-    assert_eq!(seq(&graphs[0]), views, "remove = \"mutations\":\n{}", graphs[0]);
-    assert_eq!(seq(&graphs[1]), copies, "remove = \"mutations_and_views\":\n{}", graphs[1]);
+    assert_eq!(
+        seq(&graphs[0]),
+        views,
+        "remove = \"mutations\":\n{}",
+        graphs[0]
+    );
+    assert_eq!(
+        seq(&graphs[1]),
+        copies,
+        "remove = \"mutations_and_views\":\n{}",
+        graphs[1]
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -274,7 +284,9 @@ variants!(view_inplace, view_inplace_f, view_inplace_fv; fn (x: &mut Tensor) -> 
 #[test]
 fn test_view_inplace() {
     let g = check("view_inplace", &[iota(&[4, 2])], |v, x| {
-        vec![[view_inplace, view_inplace_f, view_inplace_fv][v](&mut x[0])]
+        vec![[view_inplace, view_inplace_f, view_inplace_fv][v](
+            &mut x[0],
+        )]
     });
     ops(
         &g,
@@ -329,7 +341,11 @@ fn test_scalars() {
     let g = check("scalars", &[iota(&[4, 2])], |v, x| {
         vec![[scalars, scalars_f, scalars_fv][v](&x[0])]
     });
-    ops(&g, "view add view mul div copy_", "view_copy add view_copy mul div copy_");
+    ops(
+        &g,
+        "view add view mul div copy_",
+        "view_copy add view_copy mul div copy_",
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -407,8 +423,7 @@ fn test_everything() {
 variants!(copy_, copy_f, copy_fv; fn (x: &Tensor) -> Tensor {
     let tmp = Tensor::zeros(&[2, 2]);
     let y = tmp.diagonal(0, 0, 1).copy_(x);
-    let z = y.add_(x);
-    z
+    y.add_(x)
 });
 
 #[test]
@@ -546,7 +561,10 @@ fn test_mutation_overlapping_mem() {
     for f in [overlap, overlap_f, overlap_fv] {
         let err = std::panic::catch_unwind(|| f(&x)).expect_err("overlap refused");
         let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
-        assert!(msg.contains("more than one element of the written-to tensor"), "{msg}");
+        assert!(
+            msg.contains("more than one element of the written-to tensor"),
+            "{msg}"
+        );
     }
 }
 
@@ -641,14 +659,20 @@ fn test_aliases_maintained_after_pass_when_reapplying_views() {
     let x = iota(&[2, 2]);
     let (y, z) = aliases(&x);
     assert!(y.same_storage(&z));
-    check("aliases", &[x.clone()], |v, x| {
+    check("aliases", std::slice::from_ref(&x), |v, x| {
         let (a, b) = [aliases, aliases_f, aliases_fv][v](&x[0]);
         vec![a, b]
     });
     let (y, z) = aliases_f(&x);
-    assert!(y.same_storage(&z), "views mode keeps aliasing outputs aliased");
+    assert!(
+        y.same_storage(&z),
+        "views mode keeps aliasing outputs aliased"
+    );
     let (y, z) = aliases_fv(&x);
-    assert!(!y.same_storage(&z), "mutations_and_views returns independent tensors");
+    assert!(
+        !y.same_storage(&z),
+        "mutations_and_views returns independent tensors"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -817,15 +841,15 @@ fn extra_detach() {
 // PyTorch: squeeze_copy, add, unsqueeze_copy, squeeze_copy(dead),
 // as_strided_, copy_. funcz writes the data back (copy_) then the layout
 // (as_strided_); PyTorch applies the metadata first.
-variants!(squeeze_, squeeze__f, squeeze__fv; fn (x: &mut Tensor) {
+variants!(squeeze_inplace, squeeze_inplace_f, squeeze_inplace_fv; fn (x: &mut Tensor) {
     x.squeeze_();
     x.add_(1.0);
 });
 
 #[test]
 fn extra_squeeze_inplace() {
-    let g = check("squeeze_", &[iota(&[1, 3])], |v, x| {
-        [squeeze_, squeeze__f, squeeze__fv][v](&mut x[0]);
+    let g = check("squeeze_inplace", &[iota(&[1, 3])], |v, x| {
+        [squeeze_inplace, squeeze_inplace_f, squeeze_inplace_fv][v](&mut x[0]);
         vec![]
     });
     ops(

@@ -127,7 +127,9 @@ variants!(chain_alias, chain_alias_f, chain_alias_fv; fn (x: Tensor) -> Tensor {
 #[test]
 fn chained_inplace_ops_on_a_view_of_an_alias() {
     check("chain_alias", &[iota(&[3])], |v, x| {
-        vec![[chain_alias, chain_alias_f, chain_alias_fv][v](x[0].shallow_clone())]
+        vec![[chain_alias, chain_alias_f, chain_alias_fv][v](
+            x[0].shallow_clone(),
+        )]
     });
     assert_eq!(chain_alias_f(iota(&[3])).to_vec(), vec![0.0, 221.0, 2.0]);
 }
@@ -281,7 +283,10 @@ fn named_view_of_a_reshape_copy_is_refused_when_mutated() {
         let msg = panic_message(|| {
             f(&x);
         });
-        assert!(msg.contains("`reshape`/`flatten`/`contiguous` copied"), "{msg}");
+        assert!(
+            msg.contains("`reshape`/`flatten`/`contiguous` copied"),
+            "{msg}"
+        );
     }
 }
 
@@ -298,9 +303,11 @@ variants!(copy_chain, copy_chain_f, copy_chain_fv; fn (x: &Tensor, c: &Tensor) -
 #[test]
 fn chained_inplace_ops_on_a_copying_reshape() {
     let (x, c) = (iota(&[2, 2]), iota(&[2]));
-    check("copy_chain_view", &[x.narrow(1, 0, 1).clone(), c.clone()], |v, x| {
-        vec![[copy_chain, copy_chain_f, copy_chain_fv][v](&x[0], &x[1])]
-    });
+    check(
+        "copy_chain_view",
+        &[x.narrow(1, 0, 1).clone(), c.clone()],
+        |v, x| vec![[copy_chain, copy_chain_f, copy_chain_fv][v](&x[0], &x[1])],
+    );
     let orig = copy_chain(&x, &c);
     assert_eq!(orig.item(), 1.0 + 7.0 + 2.0 + 7.0);
     for f in [copy_chain_f, copy_chain_fv] {
@@ -346,7 +353,9 @@ variants!(rebind_based, rebind_based_f, rebind_based_fv; fn (x: &Tensor, y: &Ten
 #[test]
 fn rebinding_a_relaid_out_root() {
     check("rebind_based", &[iota(&[3]), iota(&[2, 2])], |v, x| {
-        vec![[rebind_based, rebind_based_f, rebind_based_fv][v](&x[0], &x[1])]
+        vec![[rebind_based, rebind_based_f, rebind_based_fv][v](
+            &x[0], &x[1],
+        )]
     });
 }
 
@@ -391,7 +400,10 @@ fn mutation_through_a_view_of_a_rebound_root_is_refused() {
         let msg = panic_message(|| {
             f(&x);
         });
-        assert!(msg.contains("assigned a new value since the view was made"), "{msg}");
+        assert!(
+            msg.contains("assigned a new value since the view was made"),
+            "{msg}"
+        );
     }
 }
 
@@ -432,10 +444,16 @@ variants!(ret_in_loop, ret_in_loop_f, ret_in_loop_fv; fn (x: &mut Tensor, d: &[T
 #[test]
 fn deref_of_an_input_in_a_return_is_not_a_move() {
     for flag in [true, false] {
-        check("ret_in_loop", &[iota(&[2]), iota(&[2]), iota(&[2])], |v, x| {
-            let (a, b) = x.split_at_mut(1);
-            vec![[ret_in_loop, ret_in_loop_f, ret_in_loop_fv][v](&mut a[0], b, flag)]
-        });
+        check(
+            "ret_in_loop",
+            &[iota(&[2]), iota(&[2]), iota(&[2])],
+            |v, x| {
+                let (a, b) = x.split_at_mut(1);
+                vec![[ret_in_loop, ret_in_loop_f, ret_in_loop_fv][v](
+                    &mut a[0], b, flag,
+                )]
+            },
+        );
     }
 }
 
@@ -459,4 +477,21 @@ fn opaque_mutation_of_a_view_of_a_collection_element_is_refused() {
         });
         assert!(msg.contains("a view of a collection element"), "{msg}");
     }
+}
+
+// `resize_` of a fresh tensor then a view of it: the root's recorded
+// layout stayed the old one, so `view([25])` of the resized tensor
+// panicked. (Found by the conformance case test_resize_larger_valid.)
+variants!(resize_view, resize_view_f, resize_view_fv; fn (x: &Tensor) -> Tensor {
+    let mut y = x + 1.0;
+    y.resize_([5, 5]);
+    y.view([25]).narrow(0, 0, 10).fill_(1.0);
+    y
+});
+
+#[test]
+fn view_of_a_resized_tensor() {
+    check("resize_view", &[iota(&[8])], |v, x| {
+        vec![[resize_view, resize_view_f, resize_view_fv][v](&x[0])]
+    });
 }

@@ -228,10 +228,20 @@ pub fn view_strides(l: &Lay, new: &[usize]) -> Option<Vec<usize>> {
 
 /// `-1` in a requested shape, resolved.
 fn infer(shape: &[i64], numel: usize) -> Vec<usize> {
-    let known: usize = shape.iter().filter(|&&s| s >= 0).map(|&s| s as usize).product();
+    let known: usize = shape
+        .iter()
+        .filter(|&&s| s >= 0)
+        .map(|&s| s as usize)
+        .product();
     shape
         .iter()
-        .map(|&s| if s < 0 { numel / known.max(1) } else { s as usize })
+        .map(|&s| {
+            if s < 0 {
+                numel / known.max(1)
+            } else {
+                s as usize
+            }
+        })
         .collect()
 }
 
@@ -242,9 +252,11 @@ fn infer(shape: &[i64], numel: usize) -> Vec<usize> {
 /// variable) and a representative value for the model (the layout's shape
 /// never depends on which value it takes).
 #[derive(Clone, Debug)]
-struct Arg {
-    text: String,
-    value: i64,
+pub struct Arg {
+    /// The argument as written in the program.
+    pub text: String,
+    /// A value it takes (the one the model uses).
+    pub value: i64,
 }
 
 fn lit(v: i64) -> Arg {
@@ -254,8 +266,11 @@ fn lit(v: i64) -> Arg {
     }
 }
 
+/// One view op as the generator emits it (arguments as in the runtime's
+/// `Tensor` methods).
 #[derive(Clone, Debug)]
-enum View {
+#[allow(missing_docs, clippy::enum_variant_names)]
+pub enum View {
     View(Vec<i64>),
     Reshape(Vec<i64>),
     Flatten,
@@ -291,7 +306,8 @@ fn uints(v: &[usize]) -> String {
 }
 
 impl View {
-    fn render(&self) -> String {
+    /// The method call, e.g. `.narrow(0, 1, 2)`.
+    pub fn render(&self) -> String {
         match self {
             View::View(s) => format!(".view({})", ints(s)),
             View::Reshape(s) => format!(".reshape({})", ints(s)),
@@ -319,7 +335,7 @@ impl View {
 
     /// The layout of this view of `l`; `copied` is true for a maybe-view
     /// (`reshape`, `flatten`, `contiguous`) that had to copy.
-    fn apply(&self, l: &Lay) -> (Lay, bool) {
+    pub fn apply(&self, l: &Lay) -> (Lay, bool) {
         let n = l.ndim();
         let mut o = l.clone();
         match self {
@@ -451,11 +467,7 @@ impl View {
             }
             View::Unsqueeze(d) => {
                 let d = wrap(*d, n + 1);
-                let st = if d >= n {
-                    1
-                } else {
-                    l.shape[d] * l.strides[d]
-                };
+                let st = if d >= n { 1 } else { l.shape[d] * l.strides[d] };
                 o.shape.insert(d, 1);
                 o.strides.insert(d, st);
                 (o, false)
@@ -468,6 +480,7 @@ impl View {
                     let existing = (i + n).checked_sub(k);
                     let (mut size, mut stride) = match existing {
                         Some(d) => (l.shape[d], l.strides[d]),
+                        None if n == 0 => (1, 0),
                         None if i + 1 < k => (1, shape[i + 1] * strides[i + 1]),
                         None => (1, 1),
                     };
@@ -776,6 +789,32 @@ const SCALARS: &[&str] = &[
 ];
 
 impl Gen {
+    fn new(rng: Rng, outputs: usize) -> Gen {
+        Gen {
+            rng,
+            body: String::new(),
+            indent: 1,
+            vars: Vec::new(),
+            var_scopes: Vec::new(),
+            multis: Vec::new(),
+            multi_scopes: Vec::new(),
+            colls: Vec::new(),
+            blocks: vec![0],
+            next_block: 0,
+            next_name: 0,
+            loop_idx: Vec::new(),
+            next_family: 0,
+            next_rid: 0,
+            loop_blocks: Vec::new(),
+            pending_loop: false,
+            depth: 0,
+            tolerant: false,
+            opaque: false,
+            outputs,
+            stmts_left: 0,
+        }
+    }
+
     fn line(&mut self, s: &str) {
         for _ in 0..self.indent {
             self.body.push_str("    ");
@@ -979,16 +1018,18 @@ impl Gen {
                     let cands = reshape_candidates(&mut self.rng, l);
                     let ok: Vec<Vec<i64>> = cands
                         .into_iter()
-                        .filter(|c| {
-                            k == 1 || view_strides(l, &infer(c, l.numel())).is_some()
-                        })
+                        .filter(|c| k == 1 || view_strides(l, &infer(c, l.numel())).is_some())
                         .filter(|c| c.len() <= 5)
                         .collect();
                     if ok.is_empty() {
                         continue;
                     }
                     let s = self.rng.pick(&ok).clone();
-                    if k == 0 { View::View(s) } else { View::Reshape(s) }
+                    if k == 0 {
+                        View::View(s)
+                    } else {
+                        View::Reshape(s)
+                    }
                 }
                 2 => View::Flatten,
                 3 => View::Contiguous,
@@ -1014,7 +1055,10 @@ impl Gen {
                         let j = self.rng.below(i + 1);
                         p.swap(i, j);
                     }
-                    let p = p.into_iter().map(|d| dim_arg(&mut self.rng, d, n)).collect();
+                    let p = p
+                        .into_iter()
+                        .map(|d| dim_arg(&mut self.rng, d, n))
+                        .collect();
                     View::Permute(p)
                 }
                 7 => {
@@ -1164,7 +1208,12 @@ impl Gen {
 
     /// A chain of 1..=max views from `place`: (text appended to the
     /// receiver, final layout, read-only, the chain copied somewhere).
-    fn chain(&mut self, place: &Place, max: usize, allow_expand: bool) -> (String, Lay, bool, bool) {
+    fn chain(
+        &mut self,
+        place: &Place,
+        max: usize,
+        allow_expand: bool,
+    ) -> (String, Lay, bool, bool) {
         let mut text = String::new();
         let mut l = place.lay.clone();
         let mut ro = place.ro;
@@ -1214,7 +1263,10 @@ impl Gen {
             .into_iter()
             .filter(|p| avoid.is_empty() || base_name(&p.recv) != avoid)
             .collect();
-        let ok: Vec<&Place> = ps.iter().filter(|p| broadcasts(&p.lay.shape, shape)).collect();
+        let ok: Vec<&Place> = ps
+            .iter()
+            .filter(|p| broadcasts(&p.lay.shape, shape))
+            .collect();
         if !ok.is_empty() && self.rng.chance(85) {
             let p = (*self.rng.pick(&ok)).clone();
             return p.refx;
@@ -1236,7 +1288,7 @@ impl Gen {
         let ps = self.places();
         let ok: Vec<&Place> = ps.iter().filter(|p| p.lay.shape == shape).collect();
         if !ok.is_empty() && self.rng.chance(85) {
-            return (*self.rng.pick(&ok)).refx.clone();
+            return self.rng.pick(&ok).refx.clone();
         }
         let seed = self.rng.below(1000);
         format!("&Tensor::<f32>::randn(&{}, {seed})", usize_list(shape))
@@ -1375,23 +1427,23 @@ impl Gen {
     fn stmt(&mut self) {
         let nested = self.depth < 3;
         let k = self.rng.weighted(&[
-            6,                         // let fresh
-            9,                         // let view
-            3,                         // let multi
-            14,                        // in-place
-            2,                         // let = in-place
-            4,                         // metadata
-            3,                         // compound assign
-            3,                         // helper
-            if nested { 3 } else { 0 }, // if
-            if nested { 1 } else { 0 }, // match
-            if nested { 3 } else { 0 }, // for range
-            if nested { 1 } else { 0 }, // while
-            if nested { 2 } else { 0 }, // for unbind
-            if nested { 1 } else { 0 }, // for over slice
+            6,                                  // let fresh
+            9,                                  // let view
+            3,                                  // let multi
+            14,                                 // in-place
+            2,                                  // let = in-place
+            4,                                  // metadata
+            3,                                  // compound assign
+            3,                                  // helper
+            if nested { 3 } else { 0 },         // if
+            if nested { 1 } else { 0 },         // match
+            if nested { 3 } else { 0 },         // for range
+            if nested { 1 } else { 0 },         // while
+            if nested { 2 } else { 0 },         // for unbind
+            if nested { 1 } else { 0 },         // for over slice
             if self.depth > 1 { 2 } else { 1 }, // early return
-            2,                         // reassign
-            4,                         // snapshot
+            2,                                  // reassign
+            4,                                  // snapshot
         ]);
         match k {
             0 => self.let_fresh(),
@@ -1419,13 +1471,19 @@ impl Gen {
         let name = self.fresh_name("v");
         // The result of a call the macro cannot see is typed, so that the
         // macro knows it is a tensor (and makes `*_copy`s of its views).
-        let ty = if e.starts_with("helpers::") { ": Tensor" } else { "" };
+        let ty = if e.starts_with("helpers::") {
+            ": Tensor"
+        } else {
+            ""
+        };
         self.line(&format!("let mut {name}{ty} = {e};"));
         self.declare_local(name, Lay::contiguous(&shape), false, true);
     }
 
     fn snapshot(&mut self) {
-        let Some(p) = self.pick_place(false) else { return };
+        let Some(p) = self.pick_place(false) else {
+            return;
+        };
         let name = self.fresh_name("s");
         let (text, l) = if self.rng.chance(30) {
             let (t, l, _, _) = self.chain(&p, 2, true);
@@ -1438,7 +1496,9 @@ impl Gen {
     }
 
     fn let_view(&mut self) {
-        let Some(p) = self.pick_place_where(|p| !p.elem) else { return };
+        let Some(p) = self.pick_place_where(|p| !p.elem) else {
+            return;
+        };
         let (text, l, ro, copied) = self.chain(&p, 3, true);
         if text.is_empty() {
             return;
@@ -1454,7 +1514,9 @@ impl Gen {
     }
 
     fn let_multi(&mut self) {
-        let Some(p) = self.pick_place_where(|p| !p.elem) else { return };
+        let Some(p) = self.pick_place_where(|p| !p.elem) else {
+            return;
+        };
         let (text, l, ro, copied) = if self.rng.chance(35) {
             self.chain(&p, 2, false)
         } else {
@@ -1585,7 +1647,9 @@ impl Gen {
 
     /// `target.op_(..);` on a writable place or a view chain of one.
     fn inplace(&mut self, bind: bool) {
-        let Some(p) = self.pick_place_where(|p| !p.ro && !(bind && p.elem)) else { return };
+        let Some(p) = self.pick_place_where(|p| !(p.ro || bind && p.elem)) else {
+            return;
+        };
         let (text, l, copied) = if self.rng.chance(55) {
             let (t, l, ro, copied) = self.chain(&p, 3, false);
             if ro {
@@ -1710,28 +1774,42 @@ impl Gen {
                     return;
                 }
                 let p = self.rng.pick(&ps).clone();
-                self.line(&format!("helpers::scale_mut({});", p.mutref.expect("filtered")));
+                self.line(&format!(
+                    "helpers::scale_mut({});",
+                    p.mutref.expect("filtered")
+                ));
             }
             1 => {
                 // & that mutates through a view.
-                let Some(p) = self.pick_place(true) else { return };
+                let Some(p) = self.pick_place(true) else {
+                    return;
+                };
                 self.line(&format!("helpers::fill_first({});", p.helper_ref));
             }
             2 => {
                 // & that mutates only when asked.
-                let Some(p) = self.pick_place(true) else { return };
+                let Some(p) = self.pick_place(true) else {
+                    return;
+                };
                 self.line(&format!("helpers::bump_if({}, flag);", p.helper_ref));
             }
             3 => {
                 // A method outside the op table.
-                let Some(p) = self.pick_place(true) else { return };
+                let Some(p) = self.pick_place(true) else {
+                    return;
+                };
                 self.line(&format!("{}.bump();", p.recv));
             }
             _ => {
                 // A helper that only reads.
-                let Some(p) = self.pick_place(false) else { return };
+                let Some(p) = self.pick_place(false) else {
+                    return;
+                };
                 let name = self.fresh_name("h");
-                self.line(&format!("let mut {name}: Tensor = helpers::double({});", p.helper_ref));
+                self.line(&format!(
+                    "let mut {name}: Tensor = helpers::double({});",
+                    p.helper_ref
+                ));
                 self.declare_local(name, Lay::contiguous(&p.lay.shape), false, true);
             }
         }
@@ -1806,7 +1884,9 @@ impl Gen {
     }
 
     fn for_unbind(&mut self) {
-        let Some(p) = self.pick_place_where(|p| !p.elem) else { return };
+        let Some(p) = self.pick_place_where(|p| !p.elem) else {
+            return;
+        };
         let dims: Vec<usize> = (0..p.lay.ndim()).filter(|&d| p.lay.shape[d] >= 1).collect();
         if dims.is_empty() {
             return;
@@ -1843,7 +1923,9 @@ impl Gen {
     }
 
     fn for_slice(&mut self) {
-        let cands: Vec<usize> = (0..self.colls.len()).filter(|&c| !self.colls[c].hidden).collect();
+        let cands: Vec<usize> = (0..self.colls.len())
+            .filter(|&c| !self.colls[c].hidden)
+            .collect();
         if cands.is_empty() {
             return;
         }
@@ -1855,7 +1937,10 @@ impl Gen {
             VKind::IterMut
         } else {
             let j = self.fresh_name("j");
-            self.line(&format!("for ({j}, {t}) in {}.iter().enumerate() {{", coll.name));
+            self.line(&format!(
+                "for ({j}, {t}) in {}.iter().enumerate() {{",
+                coll.name
+            ));
             self.loop_idx.push(j);
             VKind::IterRef
         };
@@ -1954,7 +2039,11 @@ impl Gen {
         // In a loop, views of the old value made before the loop would be
         // mutated after the assignment in the next iteration (refused).
         let rid = self.vars[i].rid;
-        let has_views = self.vars.iter().enumerate().any(|(k, v)| k != i && v.rid == rid)
+        let has_views = self
+            .vars
+            .iter()
+            .enumerate()
+            .any(|(k, v)| k != i && v.rid == rid)
             || self.multis.iter().any(|m| m.rid == rid);
         if let Some(&lb) = self.loop_blocks.last()
             && self.vars[i].block < lb
@@ -2006,6 +2095,33 @@ fn usize_list(s: &[usize]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
+/// `count` random chains of views, as the generator makes them, each from
+/// a random contiguous shape: the start layout and the views (a test checks
+/// the model's layouts against the runtime's).
+pub fn random_chains(seed: u64, count: usize) -> Vec<(Lay, Vec<View>)> {
+    let mut g = Gen::new(Rng::new(seed), 1);
+    (0..count)
+        .map(|_| {
+            let n = g.rng.range(0, 3) as usize;
+            let shape: Vec<usize> = (0..n).map(|_| g.rng.range(1, 4) as usize).collect();
+            let start = Lay::contiguous(&shape);
+            let mut l = start.clone();
+            let mut views = Vec::new();
+            for k in 0..g.rng.range(1, 4) {
+                let v = if k == 0 && g.rng.chance(20) {
+                    g.random_as_strided(l.numel(), true)
+                } else {
+                    g.random_view(&l, true)
+                };
+                let Some(v) = v else { break };
+                l = v.apply(&l).0;
+                views.push(v);
+            }
+            (start, views)
+        })
+        .collect()
+}
+
 /// Generates program `index` of run `seed`.
 pub fn generate(seed: u64, index: usize) -> Program {
     let pseed = program_seed(seed, index);
@@ -2054,29 +2170,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
         });
     }
     let outputs = rng.range(1, 3) as usize;
-    let mut g = Gen {
-        rng,
-        body: String::new(),
-        indent: 1,
-        vars: Vec::new(),
-        var_scopes: Vec::new(),
-        multis: Vec::new(),
-        multi_scopes: Vec::new(),
-        colls: Vec::new(),
-        blocks: vec![0],
-        next_block: 0,
-        next_name: 0,
-        loop_idx: Vec::new(),
-        next_family: 0,
-        next_rid: 0,
-        loop_blocks: Vec::new(),
-        pending_loop: false,
-        depth: 0,
-        tolerant: false,
-        opaque: false,
-        outputs,
-        stmts_left: 0,
-    };
+    let mut g = Gen::new(rng, outputs);
     for p in &params {
         let lay = Lay::contiguous(&p.shape);
         let kind = match p.passing {
@@ -2182,8 +2276,16 @@ pub fn render_shard(seed: u64, programs: usize, shards: usize, shard: usize) -> 
 
 fn render_program(out: &mut String, p: &Program) {
     let i = p.index;
-    let _ = writeln!(out, "{}", p.source(&format!("p{i}"), "#[allow(unused_mut, unused_variables)]\n"));
-    let _ = writeln!(out, "{}", p.source(&format!("p{i}_f"), "#[funcz::functionalize]\n"));
+    let _ = writeln!(
+        out,
+        "{}",
+        p.source(&format!("p{i}"), "#[allow(unused_mut, unused_variables)]\n")
+    );
+    let _ = writeln!(
+        out,
+        "{}",
+        p.source(&format!("p{i}_f"), "#[funcz::functionalize]\n")
+    );
     let _ = writeln!(
         out,
         "{}",

@@ -57,7 +57,8 @@ pub fn inputs(p: &Program) -> Vec<Tensor> {
         .iter()
         .enumerate()
         .map(|(k, shape)| {
-            let seed = generator::program_seed(p.seed, p.index) ^ (k as u64 + 1).wrapping_mul(0x9E37);
+            let seed =
+                generator::program_seed(p.seed, p.index) ^ (k as u64 + 1).wrapping_mul(0x9E37);
             Tensor::randn(shape, seed)
         })
         .collect()
@@ -91,9 +92,13 @@ pub fn same_values(a: &Tensor, b: &Tensor, tolerant: bool) -> bool {
 pub fn check_once(p: &Program, n: usize, flag: bool) -> Result<(), String> {
     let inputs = inputs(p);
     let mut ins0: Vec<Tensor> = inputs.iter().map(Tensor::clone).collect();
-    let out0 = catch_unwind(AssertUnwindSafe(|| (p.run)(0, &mut ins0, n, flag)))
-        .map_err(|e| format!("the original panicked (a generator bug): {}", panic_message(&*e)))?;
-    for v in 1..=2 {
+    let out0 = catch_unwind(AssertUnwindSafe(|| (p.run)(0, &mut ins0, n, flag))).map_err(|e| {
+        format!(
+            "the original panicked (a generator bug): {}",
+            panic_message(&*e)
+        )
+    })?;
+    for (v, variant) in VARIANTS.iter().enumerate().skip(1) {
         let mut ins: Vec<Tensor> = inputs.iter().map(Tensor::clone).collect();
         let mut tracer = Tracer::new(&format!("p{}", p.index));
         for (k, t) in ins.iter().enumerate() {
@@ -102,12 +107,15 @@ pub fn check_once(p: &Program, n: usize, flag: bool) -> Result<(), String> {
         let run = catch_unwind(AssertUnwindSafe(|| {
             tracer.run(|| (p.run)(v, &mut ins, n, flag))
         }));
-        let (out, graph): (Vec<Tensor>, Graph) = run.map_err(|e| {
-            format!("{}: panicked: {}", VARIANTS[v], panic_message(&*e))
-        })?;
-        let fail = |what: String| format!("{}: {what}\ngraph:\n{graph}", VARIANTS[v]);
+        let (out, graph): (Vec<Tensor>, Graph) =
+            run.map_err(|e| format!("{}: panicked: {}", variant, panic_message(&*e)))?;
+        let fail = |what: String| format!("{}: {what}\ngraph:\n{graph}", variant);
         if out.len() != out0.len() {
-            return Err(fail(format!("{} outputs, original {}", out.len(), out0.len())));
+            return Err(fail(format!(
+                "{} outputs, original {}",
+                out.len(),
+                out0.len()
+            )));
         }
         for (k, (a, b)) in out0.iter().zip(&out).enumerate() {
             if !same_values(a, b, p.tolerant) {
@@ -171,7 +179,9 @@ pub fn check(p: &Program) -> Result<(), String> {
 /// Checks every program (or only `FUNCZ_ONLY`); panics listing every
 /// divergent program, with the full report of the first few.
 pub fn check_all(programs: &[Program]) {
-    let only: Option<usize> = std::env::var("FUNCZ_ONLY").ok().and_then(|s| s.trim().parse().ok());
+    let only: Option<usize> = std::env::var("FUNCZ_ONLY")
+        .ok()
+        .and_then(|s| s.trim().parse().ok());
     // Divergences that panic are caught and reported; keep stderr quiet.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
@@ -188,7 +198,10 @@ pub fn check_all(programs: &[Program]) {
     }
     std::panic::set_hook(hook);
     if let Some(i) = only {
-        assert!(checked > 0 || programs.iter().all(|p| p.index != i), "FUNCZ_ONLY={i} was not checked");
+        assert!(
+            checked > 0 || programs.iter().all(|p| p.index != i),
+            "FUNCZ_ONLY={i} was not checked"
+        );
     }
     if !failures.is_empty() {
         let mut msg = String::new();
@@ -201,5 +214,135 @@ pub fn check_all(programs: &[Program]) {
             "{msg}{} of {checked} programs diverge: {all:?}",
             failures.len()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::generator::{self, Lay, View};
+    use super::*;
+
+    fn apply(t: &Tensor, v: &View) -> Tensor {
+        match v {
+            View::View(s) => t.view(s.as_slice()),
+            View::Reshape(s) => t.reshape(s.as_slice()),
+            View::Flatten => t.flatten(),
+            View::Contiguous => t.contiguous(),
+            View::T => t.t(),
+            View::Transpose(a, b) => t.transpose(*a, *b),
+            View::Permute(p) => t.permute(p.as_slice()),
+            View::Narrow(d, s, n) => t.narrow(*d, s.value, *n),
+            View::Slice(d, a, b, st) => t.slice(*d, *a, *b, *st),
+            View::Select(d, i) => t.select(*d, i.value),
+            View::Diagonal(o, a, b) => t.diagonal(*o, *a, *b),
+            View::Squeeze => t.squeeze(),
+            View::SqueezeDim(d) => t.squeeze_dim(*d),
+            View::Unsqueeze(d) => t.unsqueeze(*d),
+            View::Expand(s) => t.expand(s.as_slice()),
+            View::Unfold(d, s, st) => t.unfold(*d, *s, *st),
+            View::AsStrided(s, st, o) => t.as_strided(s.as_slice(), st.as_slice(), *o as i64),
+            View::Alias => t.alias(),
+            View::Detach => t.detach(),
+        }
+    }
+
+    #[test]
+    fn the_generators_layouts_are_the_runtimes() {
+        let mut copies = 0;
+        for (start, views) in generator::random_chains(7, 3000) {
+            let mut t = Tensor::zeros(&start.shape);
+            let mut l = start.clone();
+            for v in &views {
+                let (model, copied) = v.apply(&l);
+                let next = apply(&t, v);
+                let got = Lay {
+                    shape: next.shape().to_vec(),
+                    strides: next.strides().to_vec(),
+                    offset: next.storage_offset(),
+                };
+                assert_eq!(got, model, "{}{} from {l:?}", "x", v.render());
+                assert_eq!(!next.same_storage(&t), copied, "copy of {}", v.render());
+                assert_eq!(
+                    got.overlaps(),
+                    next.layout().has_internal_overlap(),
+                    "overlap of {got:?}"
+                );
+                copies += usize::from(copied);
+                t = next;
+                l = model;
+            }
+        }
+        assert!(
+            copies > 50,
+            "the chains exercise copying reshapes ({copies})"
+        );
+    }
+
+    #[test]
+    fn programs_depend_only_on_seed_and_index() {
+        let a = generator::render_shard(3, 12, 4, 1);
+        let b = generator::render_shard(3, 40, 4, 1);
+        let first = |s: &str| s.split("fn run_").nth(1).map(str::to_string);
+        assert_eq!(first(&a), first(&b));
+        assert_eq!(
+            generator::generate(3, 9).body,
+            generator::generate(3, 9).body
+        );
+        assert_ne!(
+            generator::generate(3, 9).body,
+            generator::generate(4, 9).body
+        );
+        let p = generator::generate(3, 9);
+        assert!(a.contains(&format!("fn p9_f({})", p.signature())));
+        assert!(a.contains("#[funcz::functionalize(remove = \"mutations_and_views\")]\nfn p9_fv("));
+    }
+
+    fn lossy(v: usize, ins: &mut [Tensor], _n: usize, _flag: bool) -> Vec<Tensor> {
+        // Variant 2 forgets to write its input back.
+        if v != 2 {
+            ins[0].add_(1.0);
+        }
+        vec![ins[0].sum()]
+    }
+
+    #[test]
+    fn a_divergence_is_reported_with_its_reproduction() {
+        let p = Program {
+            index: 5,
+            seed: 99,
+            source: "fn p5(x0: &Tensor) { .. }",
+            inputs: &[&[2]],
+            tolerant: false,
+            opaque: false,
+            scalars: &[(1, true)],
+            run: lossy,
+        };
+        let err = check(&p).expect_err("variant 2 diverges");
+        assert!(
+            err.contains("FUNCZ_SEED=99 FUNCZ_PROGRAMS=6 FUNCZ_ONLY=5"),
+            "{err}"
+        );
+        assert!(err.contains("fn p5(x0: &Tensor)"), "{err}");
+        // Variant 1 ran an in-place op: not a functional trace either.
+        let p = Program {
+            run: |v, ins, n, f| lossy(v.min(1), ins, n, f),
+            ..p
+        };
+        let err = check(&p).expect_err("in-place op in the trace");
+        assert!(err.contains("in-place ops remain in the trace"), "{err}");
+    }
+
+    #[test]
+    fn nan_equals_nan_and_tolerance_is_opt_in() {
+        let a = Tensor::from_vec(vec![f32::NAN, 1.0], &[2]);
+        let b = Tensor::from_vec(vec![f32::NAN, 1.00001], &[2]);
+        assert!(same_values(&a, &a.clone(), false));
+        assert!(!same_values(&a, &b, false));
+        assert!(same_values(&a, &b, true));
+        assert!(!same_values(
+            &a,
+            &Tensor::from_vec(vec![f32::NAN, 1.0], &[1, 2]),
+            true
+        ));
     }
 }

@@ -590,7 +590,10 @@ impl<'a> Lowerer<'a> {
             });
             let mut out = vec![Stmt::Local(local)];
             if fresh {
-                let id = self.scopes.lookup(&ident.to_string()).expect("just declared");
+                let id = self
+                    .scopes
+                    .lookup(&ident.to_string())
+                    .expect("just declared");
                 if let Some(coll) = elem_coll {
                     self.elem_aliases.push((id, coll));
                 }
@@ -1400,6 +1403,19 @@ impl<'a> Lowerer<'a> {
         {
             Some((id, Kind::Root { .. })) => {
                 self.mark_mutated(id);
+                if self.has_aliases(id) {
+                    // The views keep addressing the storage as laid out
+                    // before; replaying them on the new layout would not.
+                    self.error(
+                        m,
+                        format!(
+                            "`resize_` on `{}`, which has views (or was re-laid-out by `t_()` & co.): \
+                             #[functionalize] cannot keep them in sync with the resized tensor",
+                            self.scopes.ident(id)
+                        ),
+                        "resize before making views of it, or resize a `.clone()`",
+                    );
+                }
                 let v = self.var(id);
                 if self.has_state(id) {
                     let s = state_ident(id);
@@ -2058,7 +2074,10 @@ impl Lowerer<'_> {
                         let of_root = matches!(binding.kind,
                             Kind::Alias { root } | Kind::Multi { root } if root == id);
                         let visible = self.scopes.lookup(&binding.ident.to_string()) == Some(b);
-                        if of_root && visible && let Some(stmt) = self.sync_stmt(b) {
+                        if of_root
+                            && visible
+                            && let Some(stmt) = self.sync_stmt(b)
+                        {
                             resync.push(stmt);
                         }
                     }
@@ -2091,12 +2110,15 @@ impl Lowerer<'_> {
                     && self.place_root(&place) == Some(root)
                 {
                     if self.has_state(id) {
-                        let (mut stmts, _, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
+                        let (mut stmts, _, ps, v, s) =
+                            self.emit_steps_from(prelude, &place, &steps);
                         let rt = rt();
                         let ident = self.var(id);
                         let st = state_ident(id);
                         if steps_may_copy(&steps) {
-                            stmts.push(pq!({ #ident = #v; #st = #s; #rt::bind_view(&#ps, &mut #st); }));
+                            stmts.push(
+                                pq!({ #ident = #v; #st = #s; #rt::bind_view(&#ps, &mut #st); }),
+                            );
                         } else {
                             stmts.push(pq!({ #ident = #v; #st = #s; }));
                         }
@@ -2165,8 +2187,7 @@ impl Lowerer<'_> {
                 let body = &f.body;
                 let label = &f.label;
                 let may_copy = steps_may_copy(&steps);
-                let bind: Option<Stmt> =
-                    may_copy.then(|| pq!(#rt::bind_views(&#ps, &mut #sts);));
+                let bind: Option<Stmt> = may_copy.then(|| pq!(#rt::bind_views(&#ps, &mut #sts);));
                 let mutability = may_copy.then(|| quote!(mut));
                 let new: Expr = pq!({
                     #(#stmts)*

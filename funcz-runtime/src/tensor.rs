@@ -257,7 +257,8 @@ pub(crate) fn array_view<'a, T>(data: &'a [T], layout: &Layout) -> ArrayViewD<'a
 pub(crate) fn array_view_mut<'a, T>(data: &'a mut [T], layout: &Layout) -> ArrayViewMutD<'a, T> {
     let shape = IxDyn(&layout.shape);
     if layout.numel() == 0 {
-        return ArrayViewMutD::from_shape(shape, &mut data[0..0]).expect("funcz: internal: empty view");
+        return ArrayViewMutD::from_shape(shape, &mut data[0..0])
+            .expect("funcz: internal: empty view");
     }
     let strides = IxDyn(&layout.strides);
     let tail = &mut data[layout.offset..layout.storage_end()];

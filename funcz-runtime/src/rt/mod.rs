@@ -28,8 +28,8 @@ pub use inputs::{
 };
 pub use meta::{MultiMeta, ViewMeta};
 pub use tracked::{
-    Tracked, bind_view, bind_views, check_chain_copy, commit, commit_from, commit_root, handle, meta_inplace, multi_view, sync, sync_all, version, view,
-    view_value,
+    Tracked, bind_view, bind_views, check_chain_copy, commit, commit_from, commit_root, handle,
+    meta_inplace, multi_view, sync, sync_all, version, view, view_value,
 };
 
 /// Which ops the functionalized body may still run.
