@@ -75,7 +75,7 @@ fn metadata_ops_change_only_the_handle() {
 #[test]
 fn self_aliasing_operands_are_read_before_any_write() {
     let x = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
-    x.add_(&x.t());
+    x.add_(x.t());
     assert_eq!(x.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
     // a shifted window of the same storage
     let y = iota(&[5]);
