@@ -266,6 +266,29 @@ pub(crate) fn array_view_mut<'a, T>(data: &'a mut [T], layout: &Layout) -> Array
         .expect("funcz: internal: layout fits its storage and does not overlap")
 }
 
+impl<T: Element> From<ArrayD<T>> for Tensor<T> {
+    /// Takes an ndarray array's elements (in logical order).
+    fn from(a: ArrayD<T>) -> Self {
+        Tensor::from_ndarray(&a)
+    }
+}
+
+impl<T: Element> From<&Tensor<T>> for ArrayD<T> {
+    /// Copies a tensor's elements into an ndarray array.
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let t = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    /// let a: ndarray::ArrayD<f32> = (&t.t()).into();
+    /// assert_eq!(a.iter().copied().collect::<Vec<_>>(), vec![1.0, 3.0, 2.0, 4.0]);
+    /// let back: Tensor<f32> = a.into();
+    /// assert_eq!(back.shape(), &[2, 2]);
+    /// ```
+    fn from(t: &Tensor<T>) -> Self {
+        t.to_ndarray()
+    }
+}
+
 impl<T: Element> std::fmt::Debug for Tensor<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tensor")
