@@ -495,3 +495,101 @@ fn view_of_a_resized_tensor() {
         vec![[resize_view, resize_view_f, resize_view_fv][v](&x[0])]
     });
 }
+
+// `let w = v.t_();` binds the re-laid-out variable: the lowering gave a
+// tensor where a (tensor, state) pair was expected (E0308). (Found when
+// the generator learnt to bind metadata mutations.)
+variants!(bind_meta, bind_meta_f, bind_meta_fv; fn (x: &Tensor, y: &mut Tensor) -> (Tensor, Tensor) {
+    let mut v = x.clone();
+    let w = v.t_();
+    w.select(0, 0).add_(1.0);
+    let u = y.unsqueeze_(0);
+    u.mul_(2.0);
+    (v, w)
+});
+
+#[test]
+fn binding_the_result_of_a_metadata_mutation() {
+    check("bind_meta", &[iota(&[2, 3]), iota(&[3])], |v, x| {
+        let (a, b) = x.split_at_mut(1);
+        let (p, q) = [bind_meta, bind_meta_f, bind_meta_fv][v](&a[0], &mut b[0]);
+        vec![p, q]
+    });
+}
+
+// `?` inside a loop over a mutated `&mut [Tensor]`: the write-back on the
+// exit path borrowed the slice the loop holds, because the exit branch did
+// not visibly diverge (E0502). (seed 22, program 717)
+fn small(t: &Tensor) -> Result<f32, String> {
+    let s = t.sum().item();
+    if s > 10.0 {
+        Err(format!("sum {s}"))
+    } else {
+        Ok(s)
+    }
+}
+
+variants!(try_in_loop, try_in_loop_f, try_in_loop_fv; fn (d: &mut [Tensor]) -> Result<Tensor, String> {
+    for t in d.iter_mut() {
+        *t += 1.0;
+        let s = small(t)?;
+        t.mul_(s);
+    }
+    Ok(d[0].sum())
+});
+
+#[test]
+fn try_inside_a_loop_over_a_mutated_slice() {
+    for scale in [0.5f32, 4.0] {
+        let ins = [&iota(&[2]) * scale, &iota(&[2]) * scale];
+        check("try_in_loop", &ins, |v, x| {
+            match [try_in_loop, try_in_loop_f, try_in_loop_fv][v](x) {
+                Ok(t) => vec![t],
+                Err(e) => vec![Tensor::from_vec(vec![e.len() as f32], &[1])],
+            }
+        });
+    }
+}
+
+// `resize_` of a tensor re-laid-out by `unsqueeze_()` (before or after):
+// its hidden base kept the old size, so the tensor regenerated from it
+// lost the resize. (seed 21, program 301)
+variants!(resize_based, resize_based_f, resize_based_fv; fn (x: &Tensor) -> (Tensor, Tensor) {
+    let mut v = x.clone();
+    v.resize_([6]);
+    v.unsqueeze_(0);
+    v.add_(1.0);
+    let mut w = x.clone();
+    w.t_();
+    w.resize_([2, 2]);
+    w.select(0, 1).mul_(3.0);
+    (v, w)
+});
+
+#[test]
+fn resize_of_a_relaid_out_tensor() {
+    check("resize_based", &[iota(&[2, 2])], |v, x| {
+        let (a, b) = [resize_based, resize_based_f, resize_based_fv][v](&x[0]);
+        vec![a, b]
+    });
+}
+
+// `v = v.reshape(..)` where the reshape copies: `v`'s later mutation was
+// lost (it went to a temporary); an intermediate version of the fix also
+// borrowed `v`'s state twice (E0502). (seed 24301, program 694, with the
+// extended generator)
+variants!(reshape_self, reshape_self_f, reshape_self_fv; fn (x: &Tensor) -> (Tensor, Tensor) {
+    let b = x.clone();
+    let mut v = b.t();
+    v = v.reshape([-1]);
+    v.add_(1.0);
+    (v, b)
+});
+
+#[test]
+fn view_reassigned_from_its_own_copying_reshape() {
+    check("reshape_self", &[iota(&[2, 3])], |v, x| {
+        let (a, b) = [reshape_self, reshape_self_f, reshape_self_fv][v](&x[0]);
+        vec![a, b]
+    });
+}

@@ -715,6 +715,8 @@ pub struct Program {
     pub opaque: bool,
     /// `(n, flag)` values to run it with.
     pub scalars: Vec<(usize, bool)>,
+    /// Returns `Result<_, String>` and exits early with `?`.
+    pub fallible: bool,
 }
 
 impl Program {
@@ -738,10 +740,15 @@ impl Program {
 
     /// The return type.
     pub fn ret_type(&self) -> String {
-        if self.outputs == 1 {
+        let t = if self.outputs == 1 {
             "Tensor".into()
         } else {
             format!("({})", vec!["Tensor"; self.outputs].join(", "))
+        };
+        if self.fallible {
+            format!("Result<{t}, String>")
+        } else {
+            t
         }
     }
 
@@ -782,6 +789,7 @@ struct Gen {
     opaque: bool,
     outputs: usize,
     stmts_left: usize,
+    fallible: bool,
 }
 
 const SCALARS: &[&str] = &[
@@ -812,6 +820,7 @@ impl Gen {
             opaque: false,
             outputs,
             stmts_left: 0,
+            fallible: false,
         }
     }
 
@@ -1444,6 +1453,10 @@ impl Gen {
             if self.depth > 1 { 2 } else { 1 }, // early return
             2,                                  // reassign
             4,                                  // snapshot
+            2,                                  // reassign a view
+            if self.fallible { 3 } else { 0 },  // `?`
+            if nested { 1 } else { 0 },         // loop with break
+            1,                                  // resize_
         ]);
         match k {
             0 => self.let_fresh(),
@@ -1462,7 +1475,11 @@ impl Gen {
             13 => self.for_slice(),
             14 => self.early_return(),
             15 => self.reassign(),
-            _ => self.snapshot(),
+            16 => self.snapshot(),
+            17 => self.reassign_view(),
+            18 => self.try_stmt(),
+            19 => self.loop_break(),
+            _ => self.resize(),
         }
     }
 
@@ -1730,7 +1747,7 @@ impl Gen {
         let i = *self.rng.pick(&cands);
         let l = self.vars[i].lay.clone();
         let n = l.ndim();
-        let v = match self.rng.below(4) {
+        let v = match self.rng.below(5) {
             0 if n <= 2 => View::T,
             1 if n >= 1 => {
                 let (a, b) = (self.rng.below(n), self.rng.below(n));
@@ -1741,6 +1758,10 @@ impl Gen {
                 let d = self.rng.below(n + 1);
                 View::Unsqueeze(dim_arg(&mut self.rng, d, n + 1))
             }
+            4 if n >= 1 => {
+                let d = self.rng.below(n);
+                View::SqueezeDim(dim_arg(&mut self.rng, d, n))
+            }
             _ => return,
         };
         let call = match &v {
@@ -1748,15 +1769,134 @@ impl Gen {
             View::Transpose(a, b) => format!("transpose_({a}, {b})"),
             View::Squeeze => "squeeze_()".to_string(),
             View::Unsqueeze(d) => format!("unsqueeze_({d})"),
+            View::SqueezeDim(d) => format!("squeeze_dim_({d})"),
             _ => unreachable!(),
         };
         let (nl, _) = v.apply(&l);
         let name = self.vars[i].name.clone();
-        self.line(&format!("{name}.{call};"));
+        // Sometimes bind the result: a handle of the re-laid-out variable.
+        let bound = self.rng.chance(20).then(|| self.fresh_name("w"));
+        match &bound {
+            Some(w) => self.line(&format!("let mut {w} = {name}.{call};")),
+            None => self.line(&format!("{name}.{call};")),
+        }
         let var = &mut self.vars[i];
-        var.lay = nl;
+        var.lay = nl.clone();
         var.strided_ok = false;
         var.fresh = false;
+        if let Some(w) = bound {
+            let (ro, rid) = (var.ro, var.rid);
+            let p = self
+                .places()
+                .into_iter()
+                .find(|p| p.var == Some(i))
+                .expect("a place");
+            let (family, ro) = self.derive_family(&p, false, ro);
+            self.declare_local_of(w, nl, ro, false, rid);
+            self.vars.last_mut().expect("declared").family = family;
+        }
+    }
+
+    /// `v = <views of a place of the same root>;` for a view variable
+    /// declared in this block (its layout changes).
+    fn reassign_view(&mut self) {
+        let block = self.block();
+        let cands: Vec<usize> = (0..self.vars.len())
+            .filter(|&i| {
+                let v = &self.vars[i];
+                !v.moved && v.kind == VKind::Local && !v.root && v.rid != 0 && v.block == block
+            })
+            .collect();
+        if cands.is_empty() {
+            return;
+        }
+        let i = *self.rng.pick(&cands);
+        let rid = self.vars[i].rid;
+        let Some(p) = self.pick_place_where(|p| p.rid == rid && !p.elem) else {
+            return;
+        };
+        let (text, l, ro, copied) = self.chain(&p, 2, true);
+        if text.is_empty() {
+            return;
+        }
+        let name = self.vars[i].name.clone();
+        self.line(&format!("{name} = {}{text};", p.recv));
+        let (family, ro) = self.derive_family(&p, copied, ro);
+        let v = &mut self.vars[i];
+        v.lay = l;
+        v.ro = ro;
+        v.family = family;
+        v.strided_ok = false;
+    }
+
+    /// `let c: Tensor = helpers::checked(&x)?;` (an early exit by `?`).
+    fn try_stmt(&mut self) {
+        let Some(p) = self.pick_place(false) else {
+            return;
+        };
+        self.opaque = true;
+        let name = self.fresh_name("c");
+        self.line(&format!(
+            "let mut {name}: Tensor = helpers::checked({})?;",
+            p.helper_ref
+        ));
+        self.declare_local(name, Lay::contiguous(&p.lay.shape), false, true);
+    }
+
+    /// `loop { if k >= n { break; } ..; k += 1; }`
+    fn loop_break(&mut self) {
+        let k = self.fresh_name("k");
+        self.line(&format!("let mut {k} = 0usize;"));
+        self.line("loop {");
+        self.indent += 1;
+        self.line(&format!("if {k} >= n {{"));
+        self.line("    break;");
+        self.line("}");
+        self.indent -= 1;
+        self.loop_idx.push(k.clone());
+        self.pending_loop = true;
+        self.sub_block();
+        self.loop_idx.pop();
+        self.indent += 1;
+        self.line(&format!("{k} += 1;"));
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// `v.resize_([..]);` on a fresh local nothing views, in its block.
+    fn resize(&mut self) {
+        let block = self.block();
+        let cands: Vec<usize> = (0..self.vars.len())
+            .filter(|&i| {
+                let v = &self.vars[i];
+                let rid = v.rid;
+                !v.moved
+                    && v.kind == VKind::Local
+                    && v.root
+                    && v.fresh
+                    && v.block == block
+                    && !self
+                        .vars
+                        .iter()
+                        .enumerate()
+                        .any(|(k, w)| k != i && w.rid == rid)
+                    && !self.multis.iter().any(|m| m.rid == rid)
+            })
+            .collect();
+        if cands.is_empty() {
+            return;
+        }
+        let i = *self.rng.pick(&cands);
+        let numel = self.vars[i].lay.numel().max(1);
+        let target = self.rng.range(1, (2 * numel) as i64) as usize;
+        let shape: Vec<usize> = if target.is_multiple_of(2) && self.rng.chance(50) {
+            vec![2, target / 2]
+        } else {
+            vec![target]
+        };
+        let name = self.vars[i].name.clone();
+        self.line(&format!("{name}.resize_({});", usize_list(&shape)));
+        self.vars[i].lay = Lay::contiguous(&shape);
     }
 
     fn helper(&mut self) {
@@ -2006,11 +2146,12 @@ impl Gen {
             }
             outs.push(self.output_expr());
         }
-        if outs.len() == 1 {
+        let t = if outs.len() == 1 {
             outs.pop().expect("one")
         } else {
             format!("({})", outs.join(", "))
-        }
+        };
+        if self.fallible { format!("Ok({t})") } else { t }
     }
 
     fn early_return(&mut self) {
@@ -2170,7 +2311,9 @@ pub fn generate(seed: u64, index: usize) -> Program {
         });
     }
     let outputs = rng.range(1, 3) as usize;
+    let fallible = rng.chance(15);
     let mut g = Gen::new(rng, outputs);
+    g.fallible = fallible;
     for p in &params {
         let lay = Lay::contiguous(&p.shape);
         let kind = match p.passing {
@@ -2225,6 +2368,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
         tolerant: g.tolerant,
         opaque: g.opaque,
         scalars,
+        fallible,
     }
 }
 
@@ -2332,6 +2476,14 @@ fn render_program(out: &mut String, p: &Program) {
     } else {
         let parts: Vec<String> = (0..p.outputs).map(|k| format!("r.{k}")).collect();
         format!("vec![{}]", parts.join(", "))
+    };
+    // An `Err` becomes one tensor holding the message's length.
+    let outs = if p.fallible {
+        format!(
+            "match r {{ Ok(r) => {outs}, Err(e) => vec![Tensor::from_vec(vec![e.len() as f32], &[1])] }}"
+        )
+    } else {
+        outs
     };
     let _ = writeln!(
         out,

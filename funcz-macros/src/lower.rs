@@ -1362,10 +1362,13 @@ impl<'a> Lowerer<'a> {
             return e;
         };
         let v = self.var(id);
-        let tail: Expr = if want == Want::Nothing {
-            pq!(())
-        } else {
-            pq!(#rt::handle(&#v))
+        let s = state_ident(id);
+        // `let w = v.t_();` binds an alias of `v`'s root: value and state.
+        let tail: Expr = match want {
+            Want::Nothing => pq!(()),
+            Want::Value => pq!(#rt::handle(&#v)),
+            Want::Bound if self.has_state(id) => pq!((#rt::handle(&#v), #s.clone())),
+            Want::Bound => pq!((#rt::handle(&#v), #rt::Tracked::root(&#v))),
         };
         match self.scopes.kind(id).clone() {
             Kind::Root { .. } if !self.based(id) => {
@@ -1377,7 +1380,6 @@ impl<'a> Lowerer<'a> {
                     self.found.meta.insert(id);
                 }
                 self.need_sync(id);
-                let s = state_ident(id);
                 pq!({ #rt::meta_inplace(&mut #v, &mut #s, #rt::ViewMeta::#meta(#args), #mode); #tail })
             }
             Kind::Alias { .. } => {
@@ -1403,21 +1405,37 @@ impl<'a> Lowerer<'a> {
         {
             Some((id, Kind::Root { .. })) => {
                 self.mark_mutated(id);
-                if self.has_aliases(id) {
+                let viewed = self.scopes.bindings.iter().any(
+                    |b| matches!(b.kind, Kind::Alias { root } | Kind::Multi { root } if root == id),
+                );
+                if viewed {
                     // The views keep addressing the storage as laid out
                     // before; replaying them on the new layout would not.
                     self.error(
                         m,
                         format!(
-                            "`resize_` on `{}`, which has views (or was re-laid-out by `t_()` & co.): \
-                             #[functionalize] cannot keep them in sync with the resized tensor",
+                            "`resize_` on `{}`, which has views: #[functionalize] cannot keep them in sync \
+                             with the resized tensor",
                             self.scopes.ident(id)
                         ),
                         "resize before making views of it, or resize a `.clone()`",
                     );
                 }
                 let v = self.var(id);
-                if self.has_state(id) {
+                if self.based(id) {
+                    // Re-laid-out by `t_()` & co. (before or after): resizing
+                    // keeps the storage order, which is the hidden base's
+                    // order; the resized tensor is its new base.
+                    let s = state_ident(id);
+                    let (b, bs) = (base_ident(id), base_state_ident(id));
+                    pq!({
+                        #v = #rt::resized(&#b, #args);
+                        #b = #rt::handle(&#v);
+                        #bs.rebind(&#b);
+                        #s = #bs.clone();
+                        #rt::handle(&#v)
+                    })
+                } else if self.has_state(id) {
                     let s = state_ident(id);
                     pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
                 } else {
@@ -1788,7 +1806,18 @@ impl VisitMut for Lowerer<'_> {
                 let wb = &self.exit;
                 let rt = rt();
                 let x = tmp("__fz_try");
-                *e = pq!({ let #x = #inner; if #rt::is_exit(&#x) { #(#wb)* } #x? });
+                // The exit branch visibly diverges (`?` then `unreachable!`),
+                // so the write-back's borrows end there (e.g. inside a loop
+                // that borrows a collection mutably).
+                *e = pq!({
+                    let #x = #inner;
+                    if #rt::is_exit(&#x) {
+                        #(#wb)*
+                        #x?;
+                        ::core::unreachable!("funcz: `?` on an exit value returns");
+                    }
+                    #x?
+                });
             }
             Expr::ForLoop(_) => self.lower_for(e),
             Expr::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
@@ -2116,9 +2145,13 @@ impl Lowerer<'_> {
                         let ident = self.var(id);
                         let st = state_ident(id);
                         if steps_may_copy(&steps) {
-                            stmts.push(
-                                pq!({ #ident = #v; #st = #s; #rt::bind_view(&#ps, &mut #st); }),
-                            );
+                            // (`v = v.reshape(..)`: the place may be `v` itself.)
+                            stmts.push(pq!({
+                                let __fz_place_state = #ps.clone();
+                                #ident = #v;
+                                #st = #s;
+                                #rt::bind_view(&__fz_place_state, &mut #st);
+                            }));
                         } else {
                             stmts.push(pq!({ #ident = #v; #st = #s; }));
                         }
