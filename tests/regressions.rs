@@ -1,10 +1,12 @@
 //! Divergences found by differential testing (`funcz-difftest`), each kept
 //! as its minimized program. A test named after the bug runs the original
 //! and both functionalized variants (`common::check`) and asserts what the
-//! fix guarantees; the generated program it was minimized from is named in
-//! the comment (`FUNCZ_SEED=<seed> FUNCZ_ONLY=<index>` reproduces it on the
-//! commit before the fix). Programs the macro now refuses at compile time
-//! live in `tests/ui/regress_*.rs` (run by `tests/compile_fail.rs`).
+//! fix guarantees; each fails (or does not compile) on the code before its
+//! fix. The comment names the generated program it was minimized from
+//! (seed and index, for the generator of that time: the generator has
+//! grown since, so the same seed now makes other programs). Programs the
+//! macro now refuses at compile time live in `tests/ui/regress_*.rs` (run
+//! by `tests/compile_fail.rs`).
 
 mod common;
 
