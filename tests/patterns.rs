@@ -140,3 +140,19 @@ fn vec_parameters() {
         vec![out, shared[2].clone()]
     });
 }
+
+variants!(chain3, chain3_f, chain3_fv; fn (x: &Tensor) -> Tensor {
+    let y = x.clone();
+    y.add_(1.0).mul_(2.0).sub_(3.0);
+    let mut z = x.clone();
+    z.t_();
+    z.select(0, 1).add_(1.0).mul_(10.0);
+    &y.sum() + &z.sum()
+});
+
+#[test]
+fn chains_of_three_inplace_ops_run_each_op_once() {
+    check("chain3", &[iota(&[2, 2])], |v, x| {
+        vec![[chain3, chain3_f, chain3_fv][v](&x[0])]
+    });
+}
