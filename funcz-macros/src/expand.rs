@@ -10,7 +10,7 @@ use crate::attr::{self, Remove};
 use crate::ctxt::Ctxt;
 use crate::lower::Lowerer;
 use crate::params::{self, ParamKind, Passing};
-use crate::scope::{Facts, Kind, base_ident, base_state_ident, input_ident, state_ident};
+use crate::scope::{Facts, Kind, base_ident, input_ident, state_ident};
 
 /// Expands `#[functionalize(args)]` on `item`. Never panics: bad input
 /// gives spanned errors after the original item.
@@ -82,7 +82,7 @@ fn with_errors(item: TokenStream, cx: &Ctxt) -> TokenStream {
 
 fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts) -> (ItemFn, Facts) {
     let name = func.sig.ident.to_string();
-    let mut lw = Lowerer::new(cx, mode, facts, true, name.clone());
+    let mut lw = Lowerer::new(cx, mode, facts, name.clone());
     lw.scopes.push();
     let mut inputs = Vec::new();
     for arg in &func.sig.inputs {
@@ -174,7 +174,6 @@ fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts) -> (ItemF
                 prologue.extend(lw.root_prologue(id));
                 let based = lw.facts.meta.contains(&id);
                 let (b, s) = (base_ident(id), state_ident(id));
-                let _ = base_state_ident(id);
                 exit.push(match (p, based) {
                     (Passing::RefMut, true) => {
                         parse_quote!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);)

@@ -79,7 +79,6 @@ pub(crate) struct Lowerer<'a> {
     pub facts: Facts,
     pub found: Facts,
     pub scopes: Scopes,
-    pub report: bool,
     pub fn_name: String,
     /// Statements that write mutated inputs back (emitted at every exit).
     pub exit: Vec<Stmt>,
@@ -164,20 +163,13 @@ fn tmp(name: &str) -> Ident {
 }
 
 impl<'a> Lowerer<'a> {
-    pub fn new(
-        cx: &'a Ctxt,
-        mode: TokenStream,
-        facts: Facts,
-        report: bool,
-        fn_name: String,
-    ) -> Self {
+    pub fn new(cx: &'a Ctxt, mode: TokenStream, facts: Facts, fn_name: String) -> Self {
         Lowerer {
             cx,
             mode: mode.clone(),
             facts,
             found: Facts::default(),
             scopes: Scopes::default(),
-            report,
             fn_name,
             exit: Vec::new(),
             inputs: Vec::new(),
@@ -199,9 +191,7 @@ impl<'a> Lowerer<'a> {
         msg: impl std::fmt::Display,
         help: impl std::fmt::Display,
     ) {
-        if self.report {
-            self.cx.error(tokens, msg, help);
-        }
+        self.cx.error(tokens, msg, help);
     }
 
     // ---------- facts about bindings ----------
@@ -458,9 +448,8 @@ impl<'a> Lowerer<'a> {
                 self.visit_expr_mut(&mut e);
                 vec![Stmt::Expr(e, semi)]
             }
-            Stmt::Macro(mut m) => {
+            Stmt::Macro(m) => {
                 self.check_macro(&m.mac);
-                let _ = &mut m;
                 vec![Stmt::Macro(m)]
             }
             other => vec![other],
@@ -487,6 +476,11 @@ impl<'a> Lowerer<'a> {
 
     /// Declares every identifier a pattern binds as a non-tensor.
     fn declare_other(&mut self, pat: &Pat) {
+        self.declare_all(pat, Kind::Other);
+    }
+
+    /// Declares every identifier `pat` binds with `kind`.
+    fn declare_all(&mut self, pat: &Pat, kind: Kind) {
         struct Collect<'b>(&'b mut Vec<Ident>);
         impl<'ast, 'b> syn::visit::Visit<'ast> for Collect<'b> {
             fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
@@ -497,7 +491,7 @@ impl<'a> Lowerer<'a> {
         let mut ids = Vec::new();
         syn::visit::Visit::visit_pat(&mut Collect(&mut ids), pat);
         for id in ids {
-            self.scopes.declare(&id, Kind::Other);
+            self.scopes.declare(&id, kind.clone());
         }
     }
 
@@ -510,21 +504,7 @@ impl<'a> Lowerer<'a> {
 
     /// Declares the identifiers a `match`/`if let` pattern binds.
     fn declare_bound(&mut self, pat: &Pat, plain: bool) {
-        if !plain {
-            return self.declare_other(pat);
-        }
-        struct Collect<'b>(&'b mut Vec<Ident>);
-        impl<'ast, 'b> syn::visit::Visit<'ast> for Collect<'b> {
-            fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-                self.0.push(p.ident.clone());
-                syn::visit::visit_pat_ident(self, p);
-            }
-        }
-        let mut ids = Vec::new();
-        syn::visit::Visit::visit_pat(&mut Collect(&mut ids), pat);
-        for id in ids {
-            self.scopes.declare(&id, Kind::Plain);
-        }
+        self.declare_all(pat, if plain { Kind::Plain } else { Kind::Other });
     }
 
     fn pat_ident(pat: &Pat) -> Option<Ident> {
