@@ -941,7 +941,9 @@ impl<'a> Lowerer<'a> {
                 // commit into the place itself.
                 let (rv, rs) = self.commit_root_of(&place).unwrap_or((pv, ps));
                 let new = tmp("__fz_new");
-                stmts.push(parse_quote!(let #new = #v.#fname(#args);));
+                let test = quote!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s));
+                let update = donating_update(test, &v, &m.method, &fname, &args);
+                stmts.push(parse_quote!(let #new = #update;));
                 stmts.push(parse_quote!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);));
                 let tail: Expr = match want {
                     Want::Nothing => return parse_quote!({ #(#stmts)* }),
@@ -985,7 +987,9 @@ impl<'a> Lowerer<'a> {
                 (quote!(#v[#i]), None)
             }
         };
-        stmts.push(parse_quote!(let #new = #value.#f(#args);));
+        let inplace = Ident::new(op, f.span());
+        let update = donating_update(quote!(#rt::can_donate(&#value)), &value, &inplace, f, args);
+        stmts.push(parse_quote!(let #new = #update;));
         match &state {
             Some(s) => stmts.push(parse_quote!(#rt::commit_root(#op, &mut #value, &mut #s, #new);)),
             None => stmts.push(parse_quote!(#value = #new;)),
@@ -1146,6 +1150,42 @@ impl<'a> Lowerer<'a> {
             }
         }
     }
+}
+
+/// The new value of a functional update of `value` by the in-place op
+/// `inplace` (functional twin `functional`): `value.functional(args)`, or,
+/// when the runtime `test` says nobody else can observe `value`'s buffer,
+/// the in-place kernel on that buffer recorded as the functional op
+/// (`rt::donated`). The arguments are written in both branches (exactly one
+/// runs), so this is only done for short arguments without blocks.
+fn donating_update(
+    test: TokenStream,
+    value: &TokenStream,
+    inplace: &Ident,
+    functional: &Ident,
+    args: &Args,
+) -> Expr {
+    fn small(ts: TokenStream, budget: &mut usize) -> bool {
+        ts.into_iter().all(|tt| {
+            *budget = budget.saturating_sub(1);
+            match tt {
+                TokenTree::Group(g) => {
+                    g.delimiter() != proc_macro2::Delimiter::Brace && small(g.stream(), budget)
+                }
+                _ => *budget > 0,
+            }
+        })
+    }
+    let rt = rt();
+    if !small(args.to_token_stream(), &mut 48) {
+        return parse_quote!(#value.#functional(#args));
+    }
+    let name = functional.to_string();
+    parse_quote!(if #test {
+        #rt::donated(#name, #value.#inplace(#args))
+    } else {
+        #value.#functional(#args)
+    })
 }
 
 fn scan_tokens(ts: TokenStream, f: &mut impl FnMut(bool, &Ident)) {

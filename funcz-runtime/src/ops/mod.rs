@@ -28,6 +28,7 @@ mod operand;
 mod reduce;
 mod std_ops;
 
+pub(crate) use kernel::donatable;
 pub use operand::{Operand, OperandRef};
 
 use crate::element::Element;

@@ -7,7 +7,8 @@
 //! writes a mutated alias's new value back into its root through the chain's
 //! inverses, [`sync`] regenerates a stale alias from its root, and
 //! [`write_back`] copies a mutated input's final value into the caller's
-//! tensor at exit.
+//! tensor at exit. Functional updates reuse buffers nobody else can
+//! observe ([`can_donate`], [`donated`]; see the `donate` module docs).
 //!
 //! Generated code calls these functions by absolute path
 //! (`::funcz::rt::...`); they are public so that expansions compile in user
@@ -15,12 +16,14 @@
 //! call does.
 
 mod chain;
+mod donate;
 mod exit;
 mod inputs;
 mod meta;
 mod tracked;
 
-pub use chain::{replay, writeback};
+pub use chain::{replay, writeback, writeback_into};
+pub use donate::{can_donate, can_donate_alias, donated};
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use inputs::{
     InputKey, check_inputs_disjoint, input, write_back, write_back_all, write_back_layout,

@@ -6,8 +6,41 @@ use crate::layout::Layout;
 use crate::tensor::Tensor;
 
 use super::Mode;
-use super::chain::{replay, writeback};
+use super::chain::{replay, writeback_into};
 use super::meta::{MultiMeta, ViewMeta};
+
+/// A view chain, stored inline up to one view (the common case: `x.narrow(..)`,
+/// `b.select(0, i)`), so that making an alias does not allocate.
+#[derive(Clone, Debug, Default)]
+enum Chain {
+    #[default]
+    Empty,
+    One(ViewMeta),
+    Many(Vec<ViewMeta>),
+}
+
+impl Chain {
+    fn as_slice(&self) -> &[ViewMeta] {
+        match self {
+            Chain::Empty => &[],
+            Chain::One(m) => std::slice::from_ref(m),
+            Chain::Many(v) => v,
+        }
+    }
+
+    /// This chain followed by `m`.
+    fn pushed(&self, m: ViewMeta) -> Chain {
+        match self {
+            Chain::Empty => Chain::One(m),
+            Chain::One(a) => Chain::Many(vec![a.clone(), m]),
+            Chain::Many(v) => {
+                let mut v = v.clone();
+                v.push(m);
+                Chain::Many(v)
+            }
+        }
+    }
+}
 
 /// The alias state of one tensor variable in functionalized code.
 ///
@@ -29,7 +62,7 @@ use super::meta::{MultiMeta, ViewMeta};
 /// ```
 #[derive(Clone, Debug)]
 pub struct Tracked {
-    chain: Vec<ViewMeta>,
+    chain: Chain,
     generation: u64,
     epoch: u64,
     detached: bool,
@@ -40,7 +73,7 @@ impl Tracked {
     /// The state of a root whose current value is `t`.
     pub fn root<T: Element>(t: &Tensor<T>) -> Self {
         Tracked {
-            chain: Vec::new(),
+            chain: Chain::Empty,
             generation: 0,
             epoch: 0,
             detached: false,
@@ -63,7 +96,7 @@ impl Tracked {
 
     /// The chain of views from the root.
     pub fn chain(&self) -> &[ViewMeta] {
-        &self.chain
+        self.chain.as_slice()
     }
 
     /// The layout the variable has in the original program.
@@ -75,6 +108,12 @@ impl Tracked {
     /// copied, or an alias of a root that was since rebound).
     fn follows(&self, root: &Tracked) -> bool {
         !self.detached && self.epoch == root.epoch
+    }
+
+    /// True if the value follows its root and reflects the root's latest
+    /// mutation.
+    pub(super) fn is_current(&self, root: &Tracked) -> bool {
+        self.follows(root) && self.generation == root.generation
     }
 }
 
@@ -90,7 +129,7 @@ pub fn version<T: Element>(t: &Tensor<T>) -> u64 {
 
 fn check_as_strided(parent: &Tracked, meta: &ViewMeta, parent_value_layout: &Layout) {
     if let ViewMeta::AsStrided(..) = meta {
-        let base_ok = parent.chain.is_empty()
+        let base_ok = parent.chain().is_empty()
             && parent.orig.is_contiguous()
             && parent.orig.offset == 0
             && parent_value_layout.is_contiguous()
@@ -103,7 +142,7 @@ fn check_as_strided(parent: &Tracked, meta: &ViewMeta, parent_value_layout: &Lay
                 &parent.orig.shape[..],
                 &parent.orig.strides[..],
                 parent.orig.offset,
-                parent.chain.len()
+                parent.chain().len()
             );
         }
     }
@@ -140,7 +179,7 @@ pub fn view<T: Element>(
             _ => parent.contiguous(),
         };
         let state = Tracked {
-            chain: Vec::new(),
+            chain: Chain::Empty,
             generation: 0,
             epoch: 0,
             detached: true,
@@ -151,8 +190,7 @@ pub fn view<T: Element>(
     check_as_strided(pstate, &meta, &parent.layout);
     let orig = meta.apply_layout(&pstate.orig);
     let value = meta.forward(parent, mode);
-    let mut chain = pstate.chain.clone();
-    chain.push(meta);
+    let chain = pstate.chain.pushed(meta);
     (
         value,
         Tracked {
@@ -197,8 +235,7 @@ pub fn multi_view<T: Element>(
         .map(|k| {
             let m = meta.output(&shape, k);
             let orig = m.apply_layout(&pstate.orig);
-            let mut chain = pstate.chain.clone();
-            chain.push(m);
+            let chain = pstate.chain.pushed(m);
             Tracked {
                 chain,
                 generation: pstate.generation,
@@ -221,7 +258,7 @@ pub fn sync<T: Element>(
     mode: Mode,
 ) {
     if state.follows(rstate) && state.generation != rstate.generation {
-        *value = replay(root, &state.chain, mode);
+        *value = replay(root, state.chain(), mode);
         state.generation = rstate.generation;
     }
 }
@@ -254,6 +291,10 @@ fn check_overlap(op: &str, layout: &Layout) {
 /// `op`: writes it back into `root` through the alias's chain, bumps the
 /// root's generation and makes the alias current. Panics, as the mutating
 /// program would, if the alias overlaps itself in the original program.
+///
+/// The alias's old value is dropped first, so that a root it was a view of
+/// can be uniquely held again; a uniquely held root then takes the write
+/// as an in-window scatter into its own buffer (see [`writeback_into`]).
 pub fn commit<T: Element>(
     op: &str,
     root: &mut Tensor<T>,
@@ -264,12 +305,12 @@ pub fn commit<T: Element>(
     mode: Mode,
 ) {
     check_overlap(op, &state.orig);
+    *value = new;
     if state.follows(rstate) {
-        *root = writeback(root, &state.chain, new.handle(), mode);
+        writeback_into(root, state.chain.as_slice(), value, mode);
         rstate.generation += 1;
         state.generation = rstate.generation;
     }
-    *value = new;
 }
 
 /// Commits `new` as the value of a root after the in-place op `op`.

@@ -1,6 +1,14 @@
 //! The scatter ops: the functional inverses of the narrowing views. Each
 //! returns a fresh contiguous copy of `self` in which the elements the view
 //! would see are replaced by `src`; neither input is modified.
+//!
+//! The `*_in_place` forms (crate-internal, used by the functionalization
+//! runtime) compute the same value for a base whose buffer nobody else can
+//! observe by writing only the window into that buffer: O(size of the
+//! view), not O(size of the base). They are recorded as the same
+//! functional op with a fresh output.
+
+use std::sync::Arc;
 
 use crate::args::{AsI64, IntoShape};
 use crate::element::Element;
@@ -53,6 +61,151 @@ impl<T: Element> Tensor<T> {
         };
         scatter_into(&mut out, &w, &values);
         Tensor::from_contiguous(out, &self.layout.shape)
+    }
+
+    /// The in-place form of [`scatter_with`](Self::scatter_with): if nobody
+    /// but `self` (and `src`, when `src` already is exactly the window of
+    /// `self`'s buffer) holds `self`'s storage, and `self` covers that
+    /// storage row-major from offset 0, writes `src` into the window of the
+    /// buffer, records `name` with a fresh output identity and makes `self`
+    /// that output. Returns false (touching nothing) otherwise, or when the
+    /// arguments are bad (the copying form then reports the error).
+    fn scatter_in_place(
+        &mut self,
+        name: &'static str,
+        args: impl FnOnce() -> Vec<Arg>,
+        src: &Tensor<T>,
+        window: impl FnOnce(&Layout) -> Layout,
+    ) -> bool {
+        if !self.layout.is_contiguous()
+            || self.layout.offset != 0
+            || Arc::weak_count(&self.storage) != 0
+        {
+            return false;
+        }
+        let in_window = match Arc::strong_count(&self.storage) {
+            1 => false,
+            2 if src.same_storage(self) => true,
+            _ => return false,
+        };
+        if self.storage.len() != self.numel() {
+            return false;
+        }
+        let w = window(&self.layout);
+        if src.shape() != &w.shape[..] || w.has_internal_overlap() {
+            return false;
+        }
+        if in_window && !same_elements(&src.layout, &w) {
+            return false;
+        }
+        let out = op(name, args, || {
+            if !in_window && w.numel() > 0 {
+                // `self` is the only handle to its storage, so no other
+                // thread can hold (or wait for) its lock.
+                let mut d = self.storage.write_unversioned();
+                let s = src.storage.read();
+                if src.layout.is_contiguous() {
+                    let o = src.layout.offset;
+                    scatter_into(&mut d, &w, &s[o..o + w.numel()]);
+                } else {
+                    scatter_into(&mut d, &w, &gather_from(&s, &src.layout));
+                }
+            }
+            // Same buffer, fresh identity: the result is a new value.
+            self.with_layout(self.layout)
+        });
+        *self = out;
+        true
+    }
+
+    /// [`slice_scatter`](Self::slice_scatter) written into `self`'s own
+    /// buffer when nobody else can observe it (see `scatter_in_place`).
+    pub(crate) fn slice_scatter_in_place(
+        &mut self,
+        src: &Tensor<T>,
+        dim: i64,
+        start: i64,
+        end: i64,
+        step: i64,
+    ) -> bool {
+        let id = self.id;
+        self.scatter_in_place(
+            "slice_scatter",
+            || {
+                vec![
+                    Arg::Tensor(id),
+                    ten(src),
+                    int(dim),
+                    int(start),
+                    int(end),
+                    int(step),
+                ]
+            },
+            src,
+            |l| shape::slice_layout("slice_scatter", l, dim, start, end, step),
+        )
+    }
+
+    /// [`select_scatter`](Self::select_scatter) in place (see
+    /// `scatter_in_place`).
+    pub(crate) fn select_scatter_in_place(
+        &mut self,
+        src: &Tensor<T>,
+        dim: i64,
+        index: i64,
+    ) -> bool {
+        let id = self.id;
+        self.scatter_in_place(
+            "select_scatter",
+            || vec![Arg::Tensor(id), ten(src), int(dim), int(index)],
+            src,
+            |l| shape::select_layout("select_scatter", l, dim, index),
+        )
+    }
+
+    /// [`diagonal_scatter`](Self::diagonal_scatter) in place (see
+    /// `scatter_in_place`).
+    pub(crate) fn diagonal_scatter_in_place(
+        &mut self,
+        src: &Tensor<T>,
+        offset: i64,
+        dim1: i64,
+        dim2: i64,
+    ) -> bool {
+        let id = self.id;
+        self.scatter_in_place(
+            "diagonal_scatter",
+            || vec![Arg::Tensor(id), ten(src), int(offset), int(dim1), int(dim2)],
+            src,
+            |l| shape::diagonal_layout("diagonal_scatter", l, offset, dim1, dim2),
+        )
+    }
+
+    /// [`as_strided_scatter`](Self::as_strided_scatter) in place (see
+    /// `scatter_in_place`).
+    pub(crate) fn as_strided_scatter_in_place(
+        &mut self,
+        src: &Tensor<T>,
+        size: &[i64],
+        stride: &[i64],
+        storage_offset: i64,
+    ) -> bool {
+        let id = self.id;
+        let len = self.numel();
+        self.scatter_in_place(
+            "as_strided_scatter",
+            || {
+                vec![
+                    Arg::Tensor(id),
+                    ten(src),
+                    Arg::Ints(size.to_vec()),
+                    Arg::Ints(stride.to_vec()),
+                    int(storage_offset),
+                ]
+            },
+            src,
+            |_| shape::as_strided_layout("as_strided_scatter", len, size, stride, storage_offset),
+        )
     }
 
     /// A copy of `self` with `slice(dim, start, end, step)` replaced by
@@ -172,4 +325,16 @@ impl<T: Element> Tensor<T> {
             },
         )
     }
+}
+
+/// True if `a` and `b` reach the same storage elements in the same order
+/// (strides of size-1 dimensions do not matter).
+fn same_elements(a: &Layout, b: &Layout) -> bool {
+    a.shape == b.shape
+        && (a.numel() == 0
+            || (a.offset == b.offset
+                && a.shape
+                    .iter()
+                    .zip(a.strides.iter().zip(b.strides.iter()))
+                    .all(|(&n, (&x, &y))| n <= 1 || x == y)))
 }
