@@ -941,10 +941,21 @@ impl<'a> Lowerer<'a> {
                 // commit into the place itself.
                 let (rv, rs) = self.commit_root_of(&place).unwrap_or((pv, ps));
                 let new = tmp("__fz_new");
-                let test = quote!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s));
-                let update = donating_update(test, &v, &m.method, &fname, &args);
-                stmts.push(parse_quote!(let #new = #update;));
-                stmts.push(parse_quote!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);));
+                let functional = vec![
+                    parse_quote!(let #new = #v.#fname(#args);),
+                    parse_quote!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);),
+                ];
+                let fname_str = fname.to_string();
+                stmts.extend(donating_update(
+                    quote!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s)),
+                    {
+                        let method = &m.method;
+                        quote!(#v.#method(#args);)
+                    },
+                    parse_quote!(#rt::commit_donated(#op, #fname_str, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);),
+                    functional,
+                    &args,
+                ));
                 let tail: Expr = match want {
                     Want::Nothing => return parse_quote!({ #(#stmts)* }),
                     Want::Value => parse_quote!(#rt::handle(&#v)),
@@ -987,13 +998,26 @@ impl<'a> Lowerer<'a> {
                 (quote!(#v[#i]), None)
             }
         };
-        let inplace = Ident::new(op, f.span());
-        let update = donating_update(quote!(#rt::can_donate(&#value)), &value, &inplace, f, args);
-        stmts.push(parse_quote!(let #new = #update;));
+        let mut functional: Vec<Stmt> = vec![parse_quote!(let #new = #value.#f(#args);)];
         match &state {
-            Some(s) => stmts.push(parse_quote!(#rt::commit_root(#op, &mut #value, &mut #s, #new);)),
-            None => stmts.push(parse_quote!(#value = #new;)),
+            Some(s) => {
+                functional.push(parse_quote!(#rt::commit_root(#op, &mut #value, &mut #s, #new);))
+            }
+            None => functional.push(parse_quote!(#value = #new;)),
         }
+        let inplace = Ident::new(op, f.span());
+        let fname = f.to_string();
+        let donated: Stmt = match &state {
+            Some(s) => parse_quote!(#rt::donated_root(#op, #fname, &mut #value, &mut #s);),
+            None => parse_quote!(#rt::donated(#fname, &mut #value);),
+        };
+        stmts.extend(donating_update(
+            quote!(#rt::can_donate(&mut #value)),
+            quote!(#value.#inplace(#args);),
+            donated,
+            functional,
+            args,
+        ));
         let tail: Expr = match (want, &state) {
             (Want::Nothing, _) => return parse_quote!({ #(#stmts)* }),
             (Want::Value, _) => parse_quote!(#rt::handle(&#value)),
@@ -1152,19 +1176,21 @@ impl<'a> Lowerer<'a> {
     }
 }
 
-/// The new value of a functional update of `value` by the in-place op
-/// `inplace` (functional twin `functional`): `value.functional(args)`, or,
-/// when the runtime `test` says nobody else can observe `value`'s buffer,
-/// the in-place kernel on that buffer recorded as the functional op
-/// (`rt::donated`). The arguments are written in both branches (exactly one
-/// runs), so this is only done for short arguments without blocks.
+/// A functional update with buffer donation: `if test { inplace; donated }
+/// else { functional }`. When the runtime `test` says nobody else can
+/// observe the old value's buffer, the in-place op runs on it and `donated`
+/// gives the result a fresh identity, recorded as the functional op;
+/// otherwise the `functional` statements compute a fresh value and commit
+/// it. The arguments are written in both branches (exactly one runs), so
+/// this is only done for short arguments without blocks; otherwise just
+/// the `functional` statements are emitted.
 fn donating_update(
     test: TokenStream,
-    value: &TokenStream,
-    inplace: &Ident,
-    functional: &Ident,
+    inplace: TokenStream,
+    donated: Stmt,
+    functional: Vec<Stmt>,
     args: &Args,
-) -> Expr {
+) -> Vec<Stmt> {
     fn small(ts: TokenStream, budget: &mut usize) -> bool {
         ts.into_iter().all(|tt| {
             *budget = budget.saturating_sub(1);
@@ -1176,16 +1202,18 @@ fn donating_update(
             }
         })
     }
-    let rt = rt();
     if !small(args.to_token_stream(), &mut 48) {
-        return parse_quote!(#value.#functional(#args));
+        return functional;
     }
-    let name = functional.to_string();
-    parse_quote!(if #test {
-        #rt::donated(#name, #value.#inplace(#args))
-    } else {
-        #value.#functional(#args)
-    })
+    vec![Stmt::Expr(
+        parse_quote!(if #test {
+            #inplace
+            #donated
+        } else {
+            #(#functional)*
+        }),
+        Some(Default::default()),
+    )]
 }
 
 fn scan_tokens(ts: TokenStream, f: &mut impl FnMut(bool, &Ident)) {

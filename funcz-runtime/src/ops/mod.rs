@@ -28,7 +28,6 @@ mod operand;
 mod reduce;
 mod std_ops;
 
-pub(crate) use kernel::donatable;
 pub use operand::{Operand, OperandRef};
 
 use crate::element::Element;

@@ -158,6 +158,16 @@ impl ViewMeta {
         ViewMeta::Detach
     }
 
+    /// True if this view can make a layout whose elements do not overlap
+    /// into one that does (`expand`, `as_strided`, `unfold`); every other
+    /// view keeps non-overlapping layouts non-overlapping.
+    pub fn may_create_overlap(&self) -> bool {
+        matches!(
+            self,
+            ViewMeta::Expand(_) | ViewMeta::AsStrided(..) | ViewMeta::Unfold(..)
+        )
+    }
+
     /// True for `reshape`/`flatten`/`contiguous`, which alias only when the
     /// strides allow it.
     pub fn is_maybe_view(&self) -> bool {

@@ -30,8 +30,8 @@ pub use inputs::{
 };
 pub use meta::{MultiMeta, ViewMeta};
 pub use tracked::{
-    Tracked, commit, commit_root, handle, meta_inplace, multi_view, sync, sync_all, version, view,
-    view_value,
+    Tracked, commit, commit_donated, commit_root, donated_root, handle, meta_inplace, multi_view,
+    sync, sync_all, version, view, view_value,
 };
 
 /// Which ops the functionalized body may still run.

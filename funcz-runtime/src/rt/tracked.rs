@@ -66,7 +66,37 @@ pub struct Tracked {
     generation: u64,
     epoch: u64,
     detached: bool,
-    orig: Layout,
+    orig: Orig,
+}
+
+/// A layout in the original program, with whether it overlaps itself
+/// (checked at every commit, so computed once).
+#[derive(Clone, Debug)]
+struct Orig {
+    layout: Layout,
+    overlaps: bool,
+}
+
+impl Orig {
+    fn new(layout: Layout) -> Self {
+        Orig {
+            overlaps: layout.has_internal_overlap(),
+            layout,
+        }
+    }
+
+    /// The original layout of `meta` applied to a variable whose original
+    /// layout is `parent`.
+    fn of_view(parent: &Orig, meta: &ViewMeta, layout: Layout) -> Self {
+        if parent.overlaps || meta.may_create_overlap() {
+            Orig::new(layout)
+        } else {
+            Orig {
+                overlaps: false,
+                layout,
+            }
+        }
+    }
 }
 
 impl Tracked {
@@ -77,7 +107,7 @@ impl Tracked {
             generation: 0,
             epoch: 0,
             detached: false,
-            orig: t.layout,
+            orig: Orig::new(t.layout),
         }
     }
 
@@ -86,7 +116,7 @@ impl Tracked {
     pub fn rebind<T: Element>(&mut self, t: &Tensor<T>) {
         self.epoch += 1;
         self.generation += 1;
-        self.orig = t.layout;
+        self.orig = Orig::new(t.layout);
     }
 
     /// Records that the root's data was replaced (a functional update).
@@ -99,9 +129,14 @@ impl Tracked {
         self.chain.as_slice()
     }
 
+    /// True if the original layout overlaps itself (mutation is an error).
+    pub(super) fn original_overlaps(&self) -> bool {
+        self.orig.overlaps
+    }
+
     /// The layout the variable has in the original program.
     pub fn original_layout(&self) -> &Layout {
-        &self.orig
+        &self.orig.layout
     }
 
     /// True if the value no longer aliases its root (a `reshape` that
@@ -130,8 +165,8 @@ pub fn version<T: Element>(t: &Tensor<T>) -> u64 {
 fn check_as_strided(parent: &Tracked, meta: &ViewMeta, parent_value_layout: &Layout) {
     if let ViewMeta::AsStrided(..) = meta {
         let base_ok = parent.chain().is_empty()
-            && parent.orig.is_contiguous()
-            && parent.orig.offset == 0
+            && parent.orig.layout.is_contiguous()
+            && parent.orig.layout.offset == 0
             && parent_value_layout.is_contiguous()
             && parent_value_layout.offset == 0;
         if !base_ok {
@@ -139,9 +174,9 @@ fn check_as_strided(parent: &Tracked, meta: &ViewMeta, parent_value_layout: &Lay
                 "funcz: as_strided: functionalize supports as_strided only directly on a contiguous base \
                  at storage offset 0 (got a base of shape {:?}, strides {:?}, offset {}, {} view(s) from its root); \
                  as_strided is non-compositional (pytorch#104505). help: call .contiguous() or .clone() first",
-                &parent.orig.shape[..],
-                &parent.orig.strides[..],
-                parent.orig.offset,
+                &parent.orig.layout.shape[..],
+                &parent.orig.layout.strides[..],
+                parent.orig.layout.offset,
                 parent.chain().len()
             );
         }
@@ -164,7 +199,7 @@ pub fn view<T: Element>(
             ViewMeta::Flatten => ViewMeta::View(vec![-1]),
             _ => ViewMeta::Alias,
         };
-        let viewable = meta.is_view_of(&pstate.orig);
+        let viewable = meta.is_view_of(&pstate.orig.layout);
         if viewable {
             if meta == ViewMeta::Contiguous {
                 // contiguous() of a contiguous tensor is the tensor itself.
@@ -183,13 +218,21 @@ pub fn view<T: Element>(
             generation: 0,
             epoch: 0,
             detached: true,
-            orig: Layout::contiguous(value.shape()),
+            orig: Orig::new(Layout::contiguous(value.shape())),
         };
         return (value, state);
     }
     check_as_strided(pstate, &meta, &parent.layout);
-    let orig = meta.apply_layout(&pstate.orig);
     let value = meta.forward(parent, mode);
+    // A real view of a value laid out as in the original program is laid
+    // out as the original program's view.
+    let orig = if mode == Mode::Views && parent.layout == pstate.orig.layout {
+        Orig::of_view(&pstate.orig, &meta, value.layout)
+    } else {
+        Orig::of_view(&pstate.orig, &meta, meta.apply_layout(&pstate.orig.layout))
+    };
+    debug_assert_eq!(orig.overlaps, orig.layout.has_internal_overlap());
+    debug_assert_eq!(orig.layout, meta.apply_layout(&pstate.orig.layout));
     let chain = pstate.chain.pushed(meta);
     (
         value,
@@ -230,11 +273,11 @@ pub fn multi_view<T: Element>(
     mode: Mode,
 ) -> (Vec<Tensor<T>>, Vec<Tracked>) {
     let values = meta.forward(parent, mode);
-    let shape = pstate.orig.shape;
+    let shape = pstate.orig.layout.shape;
     let states = (0..values.len())
         .map(|k| {
             let m = meta.output(&shape, k);
-            let orig = m.apply_layout(&pstate.orig);
+            let orig = Orig::of_view(&pstate.orig, &m, m.apply_layout(&pstate.orig.layout));
             let chain = pstate.chain.pushed(m);
             Tracked {
                 chain,
@@ -276,15 +319,22 @@ pub fn sync_all<T: Element>(
     }
 }
 
-fn check_overlap(op: &str, layout: &Layout) {
-    if layout.has_internal_overlap() {
-        panic!(
-            "funcz: {op}: unsupported operation: more than one element of the written-to tensor refers to a single \
-             memory location (shape {:?}, strides {:?}). Please clone() the tensor before performing the operation.",
-            &layout.shape[..],
-            &layout.strides[..]
-        );
+#[inline]
+fn check_overlap(op: &str, orig: &Orig) {
+    if orig.overlaps {
+        overlap_error(op, orig);
     }
+}
+
+#[cold]
+fn overlap_error(op: &str, orig: &Orig) -> ! {
+    let layout = &orig.layout;
+    panic!(
+        "funcz: {op}: unsupported operation: more than one element of the written-to tensor refers to a single \
+         memory location (shape {:?}, strides {:?}). Please clone() the tensor before performing the operation.",
+        &layout.shape[..],
+        &layout.strides[..]
+    );
 }
 
 /// Commits `new` as the value of the alias `value` after the in-place op
@@ -306,6 +356,40 @@ pub fn commit<T: Element>(
 ) {
     check_overlap(op, &state.orig);
     *value = new;
+    commit_value(root, rstate, value, state, mode);
+}
+
+/// The donating twin of [`commit`]: the in-place op `op` already ran on
+/// the alias `value` itself ([`can_donate_alias`](super::can_donate_alias)
+/// said nobody else can observe it), so `value` is given a fresh identity
+/// and recorded as the functional op `functional` (see
+/// [`donated`](super::donated)), then written back into `root` as
+/// [`commit`] does. When `value` is a view of a root buffer only the two of
+/// them hold, the window already holds the new data and the write-back only
+/// records its scatter.
+pub fn commit_donated<T: Element>(
+    op: &str,
+    functional: &'static str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    mode: Mode,
+) {
+    check_overlap(op, &state.orig);
+    super::donated(functional, value);
+    commit_value(root, rstate, value, state, mode);
+}
+
+/// Writes the alias's new `value` back into `root` (if the alias still
+/// follows it) and makes the alias current.
+fn commit_value<T: Element>(
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    value: &Tensor<T>,
+    state: &mut Tracked,
+    mode: Mode,
+) {
     if state.follows(rstate) {
         writeback_into(root, state.chain.as_slice(), value, mode);
         rstate.generation += 1;
@@ -322,6 +406,21 @@ pub fn commit_root<T: Element>(
 ) {
     check_overlap(op, &rstate.orig);
     *root = new;
+    rstate.generation += 1;
+}
+
+/// The donating twin of [`commit_root`]: the in-place op `op` already ran
+/// on `root`'s own buffer ([`can_donate`](super::can_donate) said nobody
+/// else can observe it); `root` gets a fresh identity, recorded as the
+/// functional op `functional` (see [`donated`](super::donated)).
+pub fn donated_root<T: Element>(
+    op: &str,
+    functional: &'static str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+) {
+    check_overlap(op, &rstate.orig);
+    super::donated(functional, root);
     rstate.generation += 1;
 }
 

@@ -127,12 +127,19 @@ pub(crate) fn op<R: Outputs>(
 /// `add_(x, y)`. Does nothing unless a trace is recording at user level
 /// and the last node is the in-place twin of `functional` that returned
 /// `inplace_out`.
+#[inline]
 pub(crate) fn record_as_functional(
     inplace_out: TensorId,
     functional: &'static str,
     new_out: TensorId,
 ) {
-    if !is_recording() || DEPTH.with(|d| d.get()) != 0 {
+    if is_recording() {
+        relabel_last(inplace_out, functional, new_out);
+    }
+}
+
+fn relabel_last(inplace_out: TensorId, functional: &'static str, new_out: TensorId) {
+    if DEPTH.with(|d| d.get()) != 0 {
         return;
     }
     NODES.with(|n| {

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use crate::args::{AsI64, IntoShape};
 use crate::element::Element;
 use crate::layout::Layout;
-use crate::tensor::Tensor;
-use crate::trace::{Arg, op};
+use crate::tensor::{Tensor, TensorId, fresh_id};
+use crate::trace::{Arg, Outputs, op};
 
 use super::gather::{gather_from, scatter_into};
 use super::shape;
@@ -65,17 +65,23 @@ impl<T: Element> Tensor<T> {
 
     /// The in-place form of [`scatter_with`](Self::scatter_with): if nobody
     /// but `self` (and `src`, when `src` already is exactly the window of
-    /// `self`'s buffer) holds `self`'s storage, and `self` covers that
-    /// storage row-major from offset 0, writes `src` into the window of the
+    /// `self`'s buffer) holds `self`'s storage, and `self` is row-major from
+    /// offset 0 (so its window is the one the copying form computes on its
+    /// row-major copy), writes `src` into the window of the
     /// buffer, records `name` with a fresh output identity and makes `self`
     /// that output. Returns false (touching nothing) otherwise, or when the
     /// arguments are bad (the copying form then reports the error).
+    ///
+    /// `is_window(base, src)`, if given, must say exactly whether `src`
+    /// reaches the elements of `window(base)` in order (a cheaper test than
+    /// building the window, for the common views).
     fn scatter_in_place(
         &mut self,
         name: &'static str,
         args: impl FnOnce() -> Vec<Arg>,
         src: &Tensor<T>,
         window: impl FnOnce(&Layout) -> Layout,
+        is_window: Option<&dyn Fn(&Layout, &Layout) -> bool>,
     ) -> bool {
         if !self.layout.is_contiguous()
             || self.layout.offset != 0
@@ -88,18 +94,26 @@ impl<T: Element> Tensor<T> {
             2 if src.same_storage(self) => true,
             _ => return false,
         };
-        if self.storage.len() != self.numel() {
-            return false;
-        }
-        let w = window(&self.layout);
-        if src.shape() != &w.shape[..] || w.has_internal_overlap() {
-            return false;
-        }
-        if in_window && !same_elements(&src.layout, &w) {
-            return false;
-        }
-        let out = op(name, args, || {
-            if !in_window && w.numel() > 0 {
+        let w = if in_window {
+            // `src` already is the window: nothing moves (and `src` was
+            // written in place, so the window does not overlap itself).
+            let ok = match is_window {
+                Some(f) => f(&self.layout, &src.layout),
+                None => same_elements(&src.layout, &window(&self.layout)),
+            };
+            if !ok {
+                return false;
+            }
+            None
+        } else {
+            let w = window(&self.layout);
+            if !src.shape().iter().eq(w.shape.iter()) || w.has_internal_overlap() {
+                return false;
+            }
+            Some(w)
+        };
+        let Renamed(id) = op(name, args, || {
+            if let Some(w) = w.filter(|w| w.numel() > 0) {
                 // `self` is the only handle to its storage, so no other
                 // thread can hold (or wait for) its lock.
                 let mut d = self.storage.write_unversioned();
@@ -112,9 +126,9 @@ impl<T: Element> Tensor<T> {
                 }
             }
             // Same buffer, fresh identity: the result is a new value.
-            self.with_layout(self.layout)
+            Renamed(fresh_id())
         });
-        *self = out;
+        self.id = id;
         true
     }
 
@@ -143,6 +157,19 @@ impl<T: Element> Tensor<T> {
             },
             src,
             |l| shape::slice_layout("slice_scatter", l, dim, start, end, step),
+            Some(&|b: &Layout, p: &Layout| {
+                let d = shape::wrap_dim("slice_scatter", dim, b.ndim(), &b.shape);
+                let (s, e) = shape::slice_bounds("slice_scatter", b.shape[d], start, end, step);
+                let n = (e - s).div_ceil(step as usize);
+                window_is(
+                    b,
+                    p,
+                    d,
+                    Some(n),
+                    b.strides[d].saturating_mul(step as usize),
+                    s,
+                )
+            }),
         )
     }
 
@@ -160,6 +187,10 @@ impl<T: Element> Tensor<T> {
             || vec![Arg::Tensor(id), ten(src), int(dim), int(index)],
             src,
             |l| shape::select_layout("select_scatter", l, dim, index),
+            Some(&|b: &Layout, p: &Layout| {
+                let (d, i) = shape::select_index("select_scatter", b, dim, index);
+                window_is(b, p, d, None, 0, i)
+            }),
         )
     }
 
@@ -178,6 +209,7 @@ impl<T: Element> Tensor<T> {
             || vec![Arg::Tensor(id), ten(src), int(offset), int(dim1), int(dim2)],
             src,
             |l| shape::diagonal_layout("diagonal_scatter", l, offset, dim1, dim2),
+            None,
         )
     }
 
@@ -205,6 +237,7 @@ impl<T: Element> Tensor<T> {
             },
             src,
             |_| shape::as_strided_layout("as_strided_scatter", len, size, stride, storage_offset),
+            None,
         )
     }
 
@@ -327,10 +360,52 @@ impl<T: Element> Tensor<T> {
     }
 }
 
+/// The fresh identity an in-place scatter gives its base (the op's output).
+struct Renamed(TensorId);
+
+impl Outputs for Renamed {
+    fn output_ids(&self) -> Vec<TensorId> {
+        vec![self.0]
+    }
+}
+
+/// True if `p` reaches the elements of the window of `b` that keeps
+/// dimension `d` with `len` entries of stride `stride` from index `start`
+/// (a slice), or drops it at index `start` (a select, `len` is `None`):
+/// the same test as `same_elements` against that window, without building
+/// it.
+fn window_is(
+    b: &Layout,
+    p: &Layout,
+    d: usize,
+    len: Option<usize>,
+    stride: usize,
+    start: usize,
+) -> bool {
+    let mut k = 0;
+    let mut numel = 1;
+    for i in 0..b.ndim() {
+        let (n, s) = if i == d {
+            match len {
+                Some(n) => (n, stride),
+                None => continue,
+            }
+        } else {
+            (b.shape[i], b.strides[i])
+        };
+        if k >= p.ndim() || p.shape[k] != n || (n > 1 && p.strides[k] != s) {
+            return false;
+        }
+        numel *= n;
+        k += 1;
+    }
+    k == p.ndim() && (numel == 0 || p.offset == b.offset + start * b.strides[d])
+}
+
 /// True if `a` and `b` reach the same storage elements in the same order
 /// (strides of size-1 dimensions do not matter).
 fn same_elements(a: &Layout, b: &Layout) -> bool {
-    a.shape == b.shape
+    a.shape.iter().eq(b.shape.iter())
         && (a.numel() == 0
             || (a.offset == b.offset
                 && a.shape
