@@ -1181,9 +1181,10 @@ impl<'a> Lowerer<'a> {
 /// observe the old value's buffer, the in-place op runs on it and `donated`
 /// gives the result a fresh identity, recorded as the functional op;
 /// otherwise the `functional` statements compute a fresh value and commit
-/// it. The arguments are written in both branches (exactly one runs), so
-/// this is only done for short arguments without blocks; otherwise just
-/// the `functional` statements are emitted.
+/// it. The test runs before the arguments are evaluated, and the arguments
+/// are written in both branches (exactly one runs), so this is only done
+/// for short arguments that cannot run user code ([`pure_args`]); otherwise
+/// just the `functional` statements are emitted.
 fn donating_update(
     test: TokenStream,
     inplace: TokenStream,
@@ -1191,18 +1192,7 @@ fn donating_update(
     functional: Vec<Stmt>,
     args: &Args,
 ) -> Vec<Stmt> {
-    fn small(ts: TokenStream, budget: &mut usize) -> bool {
-        ts.into_iter().all(|tt| {
-            *budget = budget.saturating_sub(1);
-            match tt {
-                TokenTree::Group(g) => {
-                    g.delimiter() != proc_macro2::Delimiter::Brace && small(g.stream(), budget)
-                }
-                _ => *budget > 0,
-            }
-        })
-    }
-    if !small(args.to_token_stream(), &mut 48) {
+    if !pure_args(args) {
         return functional;
     }
     vec![Stmt::Expr(
@@ -1215,6 +1205,88 @@ fn donating_update(
         Some(Default::default()),
     )]
 }
+
+/// True if the (lowered) arguments of an in-place op are short and made
+/// only of literals, variables, operators, indexing, field accesses, tensor
+/// ops and queries, and funcz's runtime helpers: evaluating them runs no
+/// user code, so it cannot create or stash a handle to the buffer being
+/// donated after the donation test, nor mutate anything.
+fn pure_args(args: &Args) -> bool {
+    use syn::visit::{self, Visit};
+    struct Pure {
+        ok: bool,
+        budget: usize,
+    }
+    impl<'ast> Visit<'ast> for Pure {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            self.budget = self.budget.saturating_sub(1);
+            if !self.ok || self.budget == 0 {
+                self.ok = false;
+                return;
+            }
+            let allowed = match e {
+                Expr::Lit(_)
+                | Expr::Path(_)
+                | Expr::Reference(_)
+                | Expr::Unary(_)
+                | Expr::Binary(_)
+                | Expr::Paren(_)
+                | Expr::Group(_)
+                | Expr::Field(_)
+                | Expr::Index(_)
+                | Expr::Cast(_)
+                | Expr::Tuple(_)
+                | Expr::Array(_)
+                | Expr::Range(_) => true,
+                Expr::MethodCall(m) => {
+                    let name = m.method.to_string();
+                    m.turbofish.is_none()
+                        && (QUERIES.contains(&name.as_str())
+                            || SCALAR_METHODS.contains(&name.as_str())
+                            || optable::lookup(&name).is_some_and(|i| {
+                                !matches!(
+                                    i.kind,
+                                    OpKind::Inplace { .. }
+                                        | OpKind::InplaceView { .. }
+                                        | OpKind::Resize
+                                        | OpKind::Autograd
+                                )
+                            }))
+                }
+                Expr::Call(c) => match &*c.func {
+                    Expr::Path(p) => {
+                        let segs: Vec<String> = p
+                            .path
+                            .segments
+                            .iter()
+                            .map(|s| s.ident.to_string())
+                            .collect();
+                        let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+                        matches!(segs.as_slice(), ["Some"] | ["funcz", "rt", _])
+                    }
+                    _ => false,
+                },
+                _ => false,
+            };
+            if allowed {
+                visit::visit_expr(self, e);
+            } else {
+                self.ok = false;
+            }
+        }
+    }
+    let mut p = Pure {
+        ok: true,
+        budget: 24,
+    };
+    for a in args {
+        p.visit_expr(a);
+    }
+    p.ok
+}
+
+/// Scalar methods allowed in the arguments of a donating update.
+const SCALAR_METHODS: &[&str] = &["powi", "powf", "recip", "min", "max"];
 
 fn scan_tokens(ts: TokenStream, f: &mut impl FnMut(bool, &Ident)) {
     let mut prev_dot = false;
