@@ -8,13 +8,15 @@
 //! - `views/orig`, `copies/orig`: time per call of each functionalized mode
 //!   divided by the original's (1.00 = same speed),
 //! - `allocs/call` of each variant (a counting global allocator),
-//! - `copy`: a memory-bandwidth reference, the time of a plain
-//!   `copy_from_slice` of the kernel's main data (the bytes named in the
-//!   `bytes` column).
+//! - `copy ref`: a memory-bandwidth reference, the time of plain
+//!   `copy_from_slice`s of the kernel's main data (`copy ref bytes`: one
+//!   copy of the tensor the kernel mutates, or, for the KV loop, one copy
+//!   of a row per step).
 //!
-//! Times are the minimum over interleaved samples (machine noise hits all
-//! variants alike). Run: `cargo bench --bench functionalize` (about a minute
-//! and a half). `cargo test --benches` runs a tiny smoke version.
+//! Times are the minimum over samples interleaved across the variants in
+//! rotating order, so that machine noise hits all of them alike. Run:
+//! `cargo bench --bench functionalize` (under a minute once built; see
+//! BENCHMARKS.md). `cargo test --benches` runs a tiny smoke version.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -124,9 +126,9 @@ variants!(kv_input, kv_input_v, kv_input_c; fn (cache: &mut Tensor, new: &Tensor
 });
 
 // One-row updates of a cache made (and so uniquely held) in the function:
-// `steps` updates cycling over 16 rows of a lazily zeroed 4096 x 4096 cache.
+// `steps` updates cycling over 16 rows of a lazily zeroed 4096-row cache.
 variants!(kv_local, kv_local_v, kv_local_c; fn (new: &Tensor, steps: usize) -> Tensor {
-    let cache = Tensor::zeros(&[4096, 4096]);
+    let cache = Tensor::zeros(&[4096, new.size(1)]);
     for s in 0..steps {
         cache.narrow(0, s % 16, 1).copy_(new);
     }
@@ -152,7 +154,7 @@ variants!(rows_local, rows_local_v, rows_local_c; fn (x: &Tensor, n: usize) -> T
 // Layer norm over the last dimension, written with in-place ops.
 variants!(layer_norm, layer_norm_v, layer_norm_c; fn (x: &Tensor, w: &Tensor, b: &Tensor) -> Tensor {
     let y = x.clone();
-    y.sub_(&x.mean_dim(-1, true));
+    y.sub_(x.mean_dim(-1, true));
     let var = y.mul(&y).mean_dim(-1, true);
     var.add_(1e-5).sqrt_();
     y.div_(&var).mul_(w).add_(b);
@@ -169,7 +171,7 @@ struct Plan {
 }
 
 /// Per-call time (minimum over samples) and allocations per call of each
-/// closure, samples interleaved across closures.
+/// closure; samples are interleaved across closures, in rotating order.
 fn measure(plan: &Plan, fs: &mut [&mut dyn FnMut()]) -> Vec<(Duration, f64)> {
     // Warm-up, and the number of calls per sample.
     let iters: Vec<u32> = fs
@@ -182,14 +184,16 @@ fn measure(plan: &Plan, fs: &mut [&mut dyn FnMut()]) -> Vec<(Duration, f64)> {
             (plan.sample_time.as_nanos() / one.as_nanos()).clamp(1, 1_000_000) as u32
         })
         .collect();
-    let mut best = vec![Duration::MAX; fs.len()];
-    let mut allocs = vec![0.0; fs.len()];
+    let n = fs.len();
+    let mut best = vec![Duration::MAX; n];
+    let mut allocs = vec![0.0; n];
     for s in 0..plan.samples {
-        for (k, f) in fs.iter_mut().enumerate() {
+        for j in 0..n {
+            let k = (j + s) % n;
             let a0 = ALLOCS.load(Ordering::Relaxed);
             let t = Instant::now();
             for _ in 0..iters[k] {
-                f();
+                (fs[k])();
             }
             let dt = t.elapsed() / iters[k];
             let a = (ALLOCS.load(Ordering::Relaxed) - a0) as f64 / iters[k] as f64;
@@ -202,15 +206,42 @@ fn measure(plan: &Plan, fs: &mut [&mut dyn FnMut()]) -> Vec<(Duration, f64)> {
     best.into_iter().zip(allocs).collect()
 }
 
-/// Time of a plain copy of `bytes` bytes (the memory-bandwidth reference).
-fn copy_time(plan: &Plan, bytes: usize) -> Duration {
-    let n = bytes / 4;
-    let src: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let mut dst = vec![0.0f32; n];
+/// What the memory-bandwidth reference copies: `reps` plain
+/// `copy_from_slice`s of `bytes` bytes.
+#[derive(Clone, Copy)]
+struct Bytes {
+    bytes: usize,
+    reps: usize,
+}
+
+fn once(bytes: usize) -> Bytes {
+    Bytes { bytes, reps: 1 }
+}
+
+/// `n` elements of `v` starting `offset` bytes past a 4 KiB boundary.
+fn at_page_offset(v: &mut [f32], n: usize, offset: usize) -> &mut [f32] {
+    let misalign = v.as_ptr() as usize % 4096;
+    let skip = ((4096 - misalign) % 4096 + offset) / 4;
+    &mut v[skip..skip + n]
+}
+
+/// Time of the memory-bandwidth reference. The source starts on a page
+/// boundary and the destination half a page later: glibc's `memcpy` on this
+/// machine's AMD EPYC is up to 30 times slower for 4-64 KiB copies whose
+/// destination is a few bytes past the source modulo 4 KiB, and the
+/// reference should measure the memory system, not that.
+fn copy_time(plan: &Plan, b: Bytes) -> Duration {
+    let n = b.bytes / 4;
+    let mut src_buf: Vec<f32> = (0..n + 2048).map(|i| i as f32).collect();
+    let mut dst_buf = vec![0.0f32; n + 2048];
+    let src = at_page_offset(&mut src_buf, n, 0);
+    let dst = at_page_offset(&mut dst_buf, n, 2048);
     let r = measure(
         plan,
         &mut [&mut || {
-            black_box(&mut dst).copy_from_slice(black_box(&src));
+            for _ in 0..b.reps {
+                black_box(&mut *dst).copy_from_slice(black_box(&*src));
+            }
         }],
     );
     r[0].0
@@ -227,13 +258,18 @@ fn fmt_time(d: Duration) -> String {
     }
 }
 
-fn fmt_bytes(b: usize) -> String {
-    if b >= 1 << 20 {
-        format!("{} MiB", b >> 20)
-    } else if b >= 1 << 10 {
-        format!("{} KiB", b >> 10)
+fn fmt_bytes(b: Bytes) -> String {
+    let one = if b.bytes >= 1 << 20 {
+        format!("{} MiB", b.bytes >> 20)
+    } else if b.bytes >= 1 << 10 {
+        format!("{} KiB", b.bytes >> 10)
     } else {
-        format!("{b} B")
+        format!("{} B", b.bytes)
+    };
+    if b.reps == 1 {
+        one
+    } else {
+        format!("{} x {one}", b.reps)
     }
 }
 
@@ -252,18 +288,18 @@ struct Table {
 impl Table {
     fn header(&self) {
         println!(
-            "| {:<14} | {:>10} | {:>10} | {:>10} | {:>11} | {:>21} | {:>8} | {:>10} |",
+            "| {:<17} | {:>9} | {:>9} | {:>10} | {:>11} | {:>19} | {:>9} | {:>16} |",
             "kernel",
             "size",
             "orig",
             "views/orig",
             "copies/orig",
             "allocs/call o/v/c",
-            "bytes",
-            "copy"
+            "copy ref",
+            "copy ref bytes"
         );
         println!(
-            "|{:-<16}|{:->12}|{:->12}|{:->12}|{:->13}|{:->23}|{:->10}|{:->12}|",
+            "|{:-<19}|{:->11}|{:->11}|{:->12}|{:->13}|{:->21}|{:->11}|{:->18}|",
             "", "", "", "", "", "", "", ""
         );
     }
@@ -273,33 +309,29 @@ impl Table {
         &self,
         kernel: &str,
         size: &str,
-        bytes: usize,
+        bytes: Bytes,
         orig: &mut dyn FnMut(),
         views: &mut dyn FnMut(),
         copies: &mut dyn FnMut(),
     ) {
         let r = measure(&self.plan, &mut [orig, views, copies]);
         let copy = copy_time(&self.plan, bytes);
-        let (o, v, c) = (
-            r[0].0.as_secs_f64(),
-            r[1].0.as_secs_f64(),
-            r[2].0.as_secs_f64(),
-        );
+        let secs = |k: usize| r[k].0.as_secs_f64();
         println!(
-            "| {:<14} | {:>10} | {:>10} | {:>10.2} | {:>11.2} | {:>21} | {:>8} | {:>10} |",
+            "| {:<17} | {:>9} | {:>9} | {:>10.2} | {:>11.2} | {:>19} | {:>9} | {:>16} |",
             kernel,
             size,
             fmt_time(r[0].0),
-            v / o,
-            c / o,
+            secs(1) / secs(0),
+            secs(2) / secs(0),
             format!(
                 "{} / {} / {}",
                 fmt_allocs(r[0].1),
                 fmt_allocs(r[1].1),
                 fmt_allocs(r[2].1)
             ),
-            fmt_bytes(bytes),
             fmt_time(copy),
+            fmt_bytes(bytes),
         );
     }
 }
@@ -310,8 +342,8 @@ fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let plan = if full {
         Plan {
-            samples: 7,
-            sample_time: Duration::from_millis(40),
+            samples: 15,
+            sample_time: Duration::from_millis(20),
         }
     } else {
         Plan {
@@ -321,8 +353,8 @@ fn main() {
     };
     let t = Table { plan };
     println!(
-        "funcz functionalized vs original (f32; {} samples, min time per call; views = remove \"mutations\", \
-         copies = remove \"mutations_and_views\")\n",
+        "funcz: functionalized / original time per call (f32, min of {} interleaved samples; views = \
+         #[functionalize], copies = remove = \"mutations_and_views\")\n",
         t.plan.samples
     );
     t.header();
@@ -344,7 +376,7 @@ fn main() {
         t.row(
             "chain (local)",
             name,
-            n * 4,
+            once(n * 4),
             &mut || {
                 black_box(chain_local(&x, &w));
             },
@@ -367,7 +399,7 @@ fn main() {
         t.row(
             "chain (input)",
             name,
-            n * 4,
+            once(n * 4),
             &mut || chain_input(x0, &w),
             &mut || chain_input_v(x1, &w),
             &mut || chain_input_c(x2, &w),
@@ -402,7 +434,7 @@ fn main() {
     t.row(
         "adam (4 params)",
         &sz,
-        numel * 4,
+        once(numel * 4),
         &mut || adam(p0, &grads, m0, v0, 1e-3, 10),
         &mut || adam_v(p1, &grads, m1, v1, 1e-3, 10),
         &mut || adam_c(p2, &grads, m2, v2, 1e-3, 10),
@@ -417,32 +449,34 @@ fn main() {
         Tensor::<f32>::zeros(&[rows, cols]),
     ];
     let [c0, c1, c2] = &mut caches;
+    let size = format!("{rows}x{cols}");
     t.row(
         "kv (input)",
-        "4096x4096",
-        cols * 4,
+        &size,
+        once(cols * 4),
         &mut || kv_input(c0, &new, 7),
         &mut || kv_input_v(c1, &new, 7),
         &mut || kv_input_c(c2, &new, 7),
     );
     drop(caches);
-    if full {
-        let steps = 2048;
-        t.row(
-            "kv (local) x2048",
-            "4096x4096",
-            cols * 4 * steps,
-            &mut || {
-                black_box(kv_local(&new, steps));
-            },
-            &mut || {
-                black_box(kv_local_v(&new, steps));
-            },
-            &mut || {
-                black_box(kv_local_c(&new, steps));
-            },
-        );
-    }
+    let steps = if full { 2048 } else { 4 };
+    t.row(
+        &format!("kv (local) x{steps}"),
+        &format!("4096x{cols}"),
+        Bytes {
+            bytes: cols * 4,
+            reps: steps,
+        },
+        &mut || {
+            black_box(kv_local(&new, steps));
+        },
+        &mut || {
+            black_box(kv_local_v(&new, steps));
+        },
+        &mut || {
+            black_box(kv_local_c(&new, steps));
+        },
+    );
 
     // Row loops.
     let (rows, cols) = if full { (1024, 1024) } else { (8, 8) };
@@ -457,7 +491,7 @@ fn main() {
         t.row(
             "rows (input)",
             &size,
-            rows * cols * 4,
+            once(rows * cols * 4),
             &mut || rows_input(b0, rows),
             &mut || rows_input_v(b1, rows),
             &mut || rows_input_c(b2, rows),
@@ -467,7 +501,7 @@ fn main() {
     t.row(
         "rows (local)",
         &size,
-        rows * cols * 4,
+        once(rows * cols * 4),
         &mut || {
             black_box(rows_local(&x, rows));
         },
@@ -487,7 +521,7 @@ fn main() {
     t.row(
         "layer_norm",
         &format!("{rows}x{cols}"),
-        rows * cols * 4,
+        once(rows * cols * 4),
         &mut || {
             black_box(layer_norm(&x, &w, &b));
         },

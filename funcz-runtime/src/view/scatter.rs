@@ -81,7 +81,7 @@ impl<T: Element> Tensor<T> {
         args: impl FnOnce() -> Vec<Arg>,
         src: &Tensor<T>,
         window: impl FnOnce(&Layout) -> Layout,
-        is_window: Option<&dyn Fn(&Layout, &Layout) -> bool>,
+        is_window: Option<&WindowTest<'_>>,
     ) -> bool {
         if !self.layout.is_contiguous()
             || self.layout.offset != 0
@@ -359,6 +359,10 @@ impl<T: Element> Tensor<T> {
         )
     }
 }
+
+/// `is_window(base, src)`: whether `src` is exactly a scatter's window of
+/// `base` (see `scatter_in_place`).
+type WindowTest<'a> = dyn Fn(&Layout, &Layout) -> bool + 'a;
 
 /// The fresh identity an in-place scatter gives its base (the op's output).
 struct Renamed(TensorId);
