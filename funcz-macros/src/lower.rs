@@ -692,9 +692,11 @@ impl<'a> Lowerer<'a> {
                     }
                     Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. }) => {
                         // `x.mul_(2.0).add_(3.0)`: perform the inner op, then
-                        // the outer one applies to the same place.
+                        // the outer one applies to the same place. Lowering
+                        // `e` performed every in-place op inside it, so the
+                        // place is found without lowering them again.
                         let first = self.try_inplace(e, Want::Nothing)?;
-                        match self.target(&m.receiver)? {
+                        match self.target(peel_inplace(&m.receiver))? {
                             Target::Place {
                                 mut prelude,
                                 place,
@@ -1287,6 +1289,23 @@ fn pure_args(args: &Args) -> bool {
 
 /// Scalar methods allowed in the arguments of a donating update.
 const SCALAR_METHODS: &[&str] = &["powi", "powf", "recip", "min", "max"];
+
+/// `e` without the in-place ops applied on top of it: the receiver they
+/// all mutate (`x.narrow(0, 0, 1)` for `x.narrow(0, 0, 1).mul_(2.0).t_()`).
+fn peel_inplace(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => peel_inplace(&p.expr),
+        Expr::MethodCall(m)
+            if matches!(
+                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. })
+            ) =>
+        {
+            peel_inplace(&m.receiver)
+        }
+        _ => e,
+    }
+}
 
 fn scan_tokens(ts: TokenStream, f: &mut impl FnMut(bool, &Ident)) {
     let mut prev_dot = false;
