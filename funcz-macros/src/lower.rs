@@ -1185,7 +1185,7 @@ impl<'a> Lowerer<'a> {
 /// otherwise the `functional` statements compute a fresh value and commit
 /// it. The test runs before the arguments are evaluated, and the arguments
 /// are written in both branches (exactly one runs), so this is only done
-/// for short arguments that cannot run user code ([`pure_args`]); otherwise
+/// for short arguments that call no user code ([`pure_args`]); otherwise
 /// just the `functional` statements are emitted.
 fn donating_update(
     test: TokenStream,
@@ -1210,9 +1210,12 @@ fn donating_update(
 
 /// True if the (lowered) arguments of an in-place op are short and made
 /// only of literals, variables, operators, indexing, field accesses, tensor
-/// ops and queries, and funcz's runtime helpers: evaluating them runs no
-/// user code, so it cannot create or stash a handle to the buffer being
-/// donated after the donation test, nor mutate anything.
+/// ops and queries, and funcz's runtime helpers: evaluating them calls no
+/// user function or method, so (short of a user operator or `Deref` impl
+/// doing so) it cannot stash a handle to the buffer being donated after the
+/// donation test. Handles that live only while the op runs are harmless:
+/// the in-place kernels read an operand that shares the destination's
+/// buffer completely before writing.
 fn pure_args(args: &Args) -> bool {
     use syn::visit::{self, Visit};
     struct Pure {

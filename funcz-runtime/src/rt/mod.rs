@@ -8,7 +8,11 @@
 //! inverses, [`sync`] regenerates a stale alias from its root, and
 //! [`write_back`] copies a mutated input's final value into the caller's
 //! tensor at exit. Functional updates reuse buffers nobody else can
-//! observe ([`can_donate`], [`donated`]; see the `donate` module docs).
+//! observe: generated code runs the in-place kernel on a value that
+//! [`can_donate`] (or [`can_donate_alias`]) allows, then [`donated_root`] /
+//! [`commit_donated`] record it as the functional op with a fresh identity,
+//! and write-backs into a uniquely held root write only the window
+//! ([`writeback_into`]); traces stay functional.
 //!
 //! Generated code calls these functions by absolute path
 //! (`::funcz::rt::...`); they are public so that expansions compile in user
