@@ -1249,7 +1249,6 @@ impl<'a> Lowerer<'a> {
                 // An alias commits into its root; views of a root place
                 // commit into the place itself.
                 let new = tmp("__fz_new");
-                stmts.push(pq!(let #new = #v.#fname(#args);));
                 // Views made in this statement: the runtime also handles the
                 // copies `reshape` & co. make (in the place, or in between).
                 match self.commit_root_of(&place) {
@@ -1257,18 +1256,39 @@ impl<'a> Lowerer<'a> {
                         if !steps.is_empty()
                             && (steps_may_copy(&steps) || !self.place_is_root(&place)) =>
                     {
+                        stmts.push(pq!(let #new = #v.#fname(#args);));
                         stmts.push(pq!(
                         #rt::commit_from(#op, &mut #rv, &mut #rs, Some((&mut #pv, &mut #ps)), &mut #v, &mut #s, #new, #mode);
                         ))
                     }
-                    None if steps_may_copy(&steps) => stmts.push(pq!(
-                        #rt::commit_from(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new, #mode);
-                    )),
+                    None if steps_may_copy(&steps) => {
+                        stmts.push(pq!(let #new = #v.#fname(#args);));
+                        stmts.push(pq!(
+                            #rt::commit_from(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new, #mode);
+                        ))
+                    }
                     other => {
+                        // A view of the root: the in-place kernel may run on
+                        // the view when nobody else can observe it.
                         let (rv, rs) = other.unwrap_or((pv, ps));
-                        stmts.push(
-                            pq!(#rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);),
-                        );
+                        let fname_str = fname.to_string();
+                        let method = &m.method;
+                        stmts.push(donating_update(
+                            &args,
+                            |_| pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s)),
+                            |a| {
+                                pq!(
+                                    #v.#method(#a);
+                                    #rt::commit_donated(#op, #fname_str, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
+                                )
+                            },
+                            |a| {
+                                pq!(
+                                    let #new = #v.#fname(#a);
+                                    #rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);
+                                )
+                            },
+                        ));
                     }
                 }
                 self.note_commit(commit_root, fresh);
@@ -1314,11 +1334,32 @@ impl<'a> Lowerer<'a> {
                 (quote!(#v[#i]), None)
             }
         };
-        stmts.push(pq!(let #new = #value.#f(#args);));
-        match &state {
-            Some(s) => stmts.push(pq!(#rt::commit_root(#op, &mut #value, &mut #s, #new);)),
-            None => stmts.push(pq!(#value = #new;)),
-        }
+        let inplace = Ident::new(op, f.span());
+        let fname = f.to_string();
+        stmts.push(donating_update(
+            args,
+            |_| pq!(#rt::can_donate(&#value)),
+            |a| match &state {
+                Some(s) => pq!(
+                    #value.#inplace(#a);
+                    #rt::donated_root(#op, #fname, &mut #value, &mut #s);
+                ),
+                None => pq!(
+                    #value.#inplace(#a);
+                    #rt::donated(#fname, &mut #value);
+                ),
+            },
+            |a| match &state {
+                Some(s) => pq!(
+                    let #new = #value.#f(#a);
+                    #rt::commit_root(#op, &mut #value, &mut #s, #new);
+                ),
+                None => pq!(
+                    let #new = #value.#f(#a);
+                    #value = #new;
+                ),
+            },
+        ));
         let tail: Expr = match (want, &state) {
             (Want::Nothing, _) => return pq!({ #(#stmts)* }),
             (Want::Value, _) => pq!(#rt::handle(&#value)),
@@ -1563,6 +1604,35 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+/// A functional update with buffer donation. The arguments are evaluated
+/// first, into bindings of a `match` (so their temporaries live through
+/// the update, as in the original call), then `test` asks the runtime
+/// whether nobody else can observe the old value's buffer: if so,
+/// `inplace` runs the in-place kernel on it and records the result as the
+/// functional op with a fresh identity; otherwise `functional` computes a
+/// fresh value and commits it. Each closure receives the argument list to
+/// call with. The test runs after every piece of user code in the
+/// arguments, so a handle they make to the buffer blocks the donation.
+fn donating_update(
+    args: &Args,
+    test: impl FnOnce(&TokenStream) -> Stmt,
+    inplace: impl FnOnce(&TokenStream) -> Stmt,
+    functional: impl FnOnce(&TokenStream) -> Stmt,
+) -> Stmt {
+    let names: Vec<Ident> = (0..args.len())
+        .map(|k| tmp(&format!("__fz_arg{k}")))
+        .collect();
+    let a = quote!(#(#names),*);
+    let test = test(&a);
+    let inplace = inplace(&a);
+    let functional = functional(&a);
+    let update = quote!(if #test { #inplace } else { #functional });
+    if args.is_empty() {
+        return pq!(#update);
+    }
+    let values = args.iter();
+    pq!(match (#(#values,)*) { (#(#names,)*) => #update })
+}
 /// `e` without the in-place ops applied on top of it: the receiver they
 /// all mutate (`x.narrow(0, 0, 1)` for `x.narrow(0, 0, 1).mul_(2.0).t_()`).
 fn peel_inplace(e: &Expr) -> &Expr {

@@ -69,17 +69,17 @@ impl Layout {
 
     /// True if the elements are laid out row-major without gaps
     /// (dimensions of size 1 may have any stride, as in PyTorch).
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         let mut expected = 1usize;
-        for i in (0..self.ndim()).rev() {
-            let s = self.shape[i];
-            if s == 1 {
+        for (&n, &s) in self.shape.iter().zip(self.strides.iter()).rev() {
+            if n == 1 {
                 continue;
             }
-            if self.strides[i] != expected {
+            if s != expected {
                 return self.numel() == 0;
             }
-            expected *= s;
+            expected *= n;
         }
         true
     }
@@ -103,7 +103,7 @@ impl Layout {
     /// (an `expand`ed tensor, an overlapping `as_strided` or `unfold`).
     /// The check is exact.
     pub fn has_internal_overlap(&self) -> bool {
-        if self.numel() <= 1 || self.is_contiguous() {
+        if self.is_contiguous() || self.numel() <= 1 {
             return false;
         }
         // Fast sufficient test: sort the dims of size > 1 by stride; no

@@ -1,5 +1,6 @@
 //! The tensor handle: shared storage + layout.
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -12,10 +13,33 @@ use crate::storage::Storage;
 /// Identity of one tensor handle, used to name values in traces.
 pub type TensorId = u64;
 
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+/// The next block of identities to hand to a thread.
+static NEXT_BLOCK: AtomicU64 = AtomicU64::new(1);
 
+/// Identities a thread takes from [`NEXT_BLOCK`] at a time.
+const ID_BLOCK: u64 = 1 << 16;
+
+thread_local! {
+    /// This thread's next identity and the end of its block.
+    static IDS: Cell<(TensorId, TensorId)> = const { Cell::new((0, 0)) };
+}
+
+/// A new identity, unique across threads. Each thread draws from its own
+/// block, so the common case is a thread-local increment, not an atomic
+/// operation (identities are compared, never ordered).
+#[inline]
 pub(crate) fn fresh_id() -> TensorId {
-    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+    IDS.with(|ids| {
+        let (next, end) = ids.get();
+        if next < end {
+            ids.set((next + 1, end));
+            next
+        } else {
+            let start = NEXT_BLOCK.fetch_add(ID_BLOCK, Ordering::Relaxed);
+            ids.set((start + 1, start + ID_BLOCK));
+            start
+        }
+    })
 }
 
 /// A strided view of shared storage, with PyTorch's eager aliasing

@@ -55,3 +55,61 @@ pub fn writeback<T: Element>(
     }
     t
 }
+
+/// [`writeback`] into `root` itself: `root` becomes the new value of the
+/// root after the alias at the end of `chain` took the value `new`.
+///
+/// When nobody else can observe `root`'s buffer (it is the storage's only
+/// handle, or its only other handle is `new`, already written in place as
+/// exactly the window), the scatter into the root writes only the window of
+/// that buffer: O(size of the view), not O(size of the root). The trace is
+/// the same as [`writeback`]'s: the scatter is recorded as a functional op
+/// with a fresh output. Intermediate bases (chains of two or more views)
+/// are dropped before that last scatter, so that they do not count as
+/// observers.
+pub fn writeback_into<T: Element>(
+    root: &mut Tensor<T>,
+    chain: &[ViewMeta],
+    new: &Tensor<T>,
+    mode: Mode,
+) {
+    let n = chain.len();
+    if n == 0 {
+        *root = new.handle();
+        return;
+    }
+    let t = if n == 1 {
+        if chain[0].reverse_in_place(root, new) {
+            return;
+        }
+        new.handle()
+    } else {
+        // As in `writeback`, for the levels below the root.
+        let mut needs_data = vec![false; n];
+        let mut acc = false;
+        for i in (0..n).rev() {
+            acc = acc || chain[i].inverse_needs_data();
+            needs_data[i] = acc;
+        }
+        let mut bases: Vec<Tensor<T>> = Vec::with_capacity(n);
+        for i in 0..n - 1 {
+            let parent = if i == 0 { &*root } else { &bases[i - 1] };
+            let next = if needs_data[i + 1] {
+                chain[i].forward(parent, mode)
+            } else {
+                chain[i].forward_view(parent)
+            };
+            bases.push(next);
+        }
+        let mut t = new.handle();
+        for i in (1..n).rev() {
+            t = chain[i].reverse(&bases[i - 1], t, mode);
+        }
+        drop(bases);
+        if chain[0].reverse_in_place(root, &t) {
+            return;
+        }
+        t
+    };
+    *root = chain[0].reverse(root, t, mode);
+}

@@ -19,36 +19,46 @@ pub fn input<T: Element>(t: &Tensor<T>) -> Tensor<T> {
 /// [`check_inputs_disjoint`].
 pub trait InputKey {
     /// Storage addresses of the tensors in this input.
-    fn storage_keys(&self) -> Vec<usize>;
+    fn storage_keys(&self) -> Vec<usize> {
+        let mut keys = Vec::new();
+        self.visit_keys(&mut |k| keys.push(k));
+        keys
+    }
+
+    /// Calls `f` with the storage address of each tensor in this input, in
+    /// order (without allocating).
+    fn visit_keys(&self, f: &mut dyn FnMut(usize));
 }
 
 impl<T: Element> InputKey for Tensor<T> {
-    fn storage_keys(&self) -> Vec<usize> {
-        vec![Arc::as_ptr(&self.storage) as *const u8 as usize]
+    fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
+        f(Arc::as_ptr(&self.storage) as *const u8 as usize)
     }
 }
 
 impl<T: Element> InputKey for [Tensor<T>] {
-    fn storage_keys(&self) -> Vec<usize> {
-        self.iter().flat_map(|t| t.storage_keys()).collect()
+    fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
+        for t in self {
+            t.visit_keys(f);
+        }
     }
 }
 
 impl<T: Element> InputKey for Vec<Tensor<T>> {
-    fn storage_keys(&self) -> Vec<usize> {
-        self.as_slice().storage_keys()
+    fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
+        self.as_slice().visit_keys(f)
     }
 }
 
 impl<X: InputKey + ?Sized> InputKey for &X {
-    fn storage_keys(&self) -> Vec<usize> {
-        (**self).storage_keys()
+    fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
+        (**self).visit_keys(f)
     }
 }
 
 impl<X: InputKey + ?Sized> InputKey for &mut X {
-    fn storage_keys(&self) -> Vec<usize> {
-        (**self).storage_keys()
+    fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
+        (**self).visit_keys(f)
     }
 }
 
@@ -57,6 +67,24 @@ impl<X: InputKey + ?Sized> InputKey for &mut X {
 /// mutation of one would not be seen through the other (PyTorch's
 /// functionalize silently diverges here; funcz refuses).
 pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
+    // The common case, a few tensors, without allocating: compare each
+    // storage with the ones before it.
+    const FEW: usize = 16;
+    let mut keys = [0usize; FEW];
+    let mut n = 0;
+    let mut clash = false;
+    for (_, input) in inputs {
+        input.visit_keys(&mut |key| {
+            if n < FEW {
+                clash |= keys[..n].contains(&key);
+                keys[n] = key;
+            }
+            n += 1;
+        });
+    }
+    if n <= FEW && !clash {
+        return;
+    }
     let mut seen: HashMap<usize, (&str, usize)> = HashMap::new();
     for (name, input) in inputs {
         for (k, key) in input.storage_keys().into_iter().enumerate() {

@@ -158,6 +158,16 @@ impl ViewMeta {
         ViewMeta::Detach
     }
 
+    /// True if this view can make a layout whose elements do not overlap
+    /// into one that does (`expand`, `as_strided`, `unfold`); every other
+    /// view keeps non-overlapping layouts non-overlapping.
+    pub fn may_create_overlap(&self) -> bool {
+        matches!(
+            self,
+            ViewMeta::Expand(_) | ViewMeta::AsStrided(..) | ViewMeta::Unfold(..)
+        )
+    }
+
     /// True for `reshape`/`flatten`/`contiguous`, which alias only when the
     /// strides allow it.
     pub fn is_maybe_view(&self) -> bool {
@@ -462,6 +472,43 @@ impl ViewMeta {
                 }
             }
             Alias | Detach | Contiguous => mutated,
+        }
+    }
+}
+
+impl ViewMeta {
+    /// Writes `mutated` (the new value of this view of `base`) back by
+    /// scattering it into `base`'s own buffer, when this view's inverse is a
+    /// scatter and nobody else can observe that buffer (see the scatters'
+    /// `*_in_place` forms): O(size of the view). `base` becomes the new
+    /// value (fresh identity; recorded as the same scatter op as
+    /// [`reverse`](Self::reverse)). Returns false, touching nothing, when
+    /// that is not possible.
+    pub(crate) fn reverse_in_place<T: Element>(
+        &self,
+        base: &mut Tensor<T>,
+        mutated: &Tensor<T>,
+    ) -> bool {
+        use ViewMeta::*;
+        match self {
+            Narrow(d, s, n) => {
+                let dim = crate::layout::normalize_dim("narrow", *d, base.dim());
+                let size = base.shape()[dim] as i64;
+                let start = if *s < 0 { s + size } else { *s };
+                base.slice_scatter_in_place(mutated, *d, start, start + n, 1)
+            }
+            Slice(d, s, e, st) => base.slice_scatter_in_place(mutated, *d, *s, *e, *st),
+            Select(d, i) => base.select_scatter_in_place(mutated, *d, *i),
+            Diagonal(o, a, b) => base.diagonal_scatter_in_place(mutated, *o, *a, *b),
+            AsStrided(s, st, o) => base.as_strided_scatter_in_place(mutated, s, st, *o),
+            Unfold(..) => {
+                // As in `reverse`: the windows of the unfold of a contiguous base.
+                let l = self.apply_layout(&Layout::contiguous(base.shape()));
+                let size: Vec<i64> = l.shape.iter().map(|&x| x as i64).collect();
+                let stride: Vec<i64> = l.strides.iter().map(|&x| x as i64).collect();
+                base.as_strided_scatter_in_place(mutated, &size, &stride, l.offset as i64)
+            }
+            _ => false,
         }
     }
 }

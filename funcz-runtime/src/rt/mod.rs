@@ -7,7 +7,12 @@
 //! writes a mutated alias's new value back into its root through the chain's
 //! inverses, [`sync`] regenerates a stale alias from its root, and
 //! [`write_back`] copies a mutated input's final value into the caller's
-//! tensor at exit.
+//! tensor at exit. Functional updates reuse buffers nobody else can
+//! observe: generated code runs the in-place kernel on a value that
+//! [`can_donate`] (or [`can_donate_alias`]) allows, then [`donated_root`] /
+//! [`commit_donated`] record it as the functional op with a fresh identity,
+//! and write-backs into a uniquely held root write only the window
+//! ([`writeback_into`]); traces stay functional.
 //!
 //! Generated code calls these functions by absolute path
 //! (`::funcz::rt::...`); they are public so that expansions compile in user
@@ -15,12 +20,14 @@
 //! call does.
 
 mod chain;
+mod donate;
 mod exit;
 mod inputs;
 mod meta;
 mod tracked;
 
-pub use chain::{replay, writeback};
+pub use chain::{replay, writeback, writeback_into};
+pub use donate::{can_donate, can_donate_alias, donated};
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use inputs::{
     InputKey, check_fresh, check_inputs_disjoint, input, write_back, write_back_all,
@@ -28,8 +35,9 @@ pub use inputs::{
 };
 pub use meta::{MultiMeta, ViewMeta};
 pub use tracked::{
-    Tracked, bind_view, bind_views, check_chain_copy, commit, commit_from, commit_root, handle,
-    meta_inplace, multi_view, sync, sync_all, version, view, view_value,
+    Tracked, bind_view, bind_views, check_chain_copy, commit, commit_donated, commit_from,
+    commit_root, donated_root, handle, meta_inplace, multi_view, sync, sync_all, version, view,
+    view_value,
 };
 
 /// Which ops the functionalized body may still run.

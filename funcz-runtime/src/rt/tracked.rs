@@ -9,8 +9,49 @@ use crate::layout::Layout;
 use crate::tensor::Tensor;
 
 use super::Mode;
-use super::chain::{replay, writeback};
+use super::chain::{replay, writeback, writeback_into};
 use super::meta::{MultiMeta, ViewMeta};
+
+/// A view chain, stored inline up to one view (the common case: `x.narrow(..)`,
+/// `b.select(0, i)`), so that making an alias does not allocate.
+#[derive(Clone, Debug, Default)]
+enum Chain {
+    #[default]
+    Empty,
+    One(ViewMeta),
+    Many(Vec<ViewMeta>),
+}
+
+impl Chain {
+    fn as_slice(&self) -> &[ViewMeta] {
+        match self {
+            Chain::Empty => &[],
+            Chain::One(m) => std::slice::from_ref(m),
+            Chain::Many(v) => v,
+        }
+    }
+
+    /// This chain followed by `m`.
+    fn pushed(&self, m: ViewMeta) -> Chain {
+        match self {
+            Chain::Empty => Chain::One(m),
+            Chain::One(a) => Chain::Many(vec![a.clone(), m]),
+            Chain::Many(v) => {
+                let mut v = v.clone();
+                v.push(m);
+                Chain::Many(v)
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, Chain::Empty)
+    }
+}
 
 /// The alias state of one tensor variable in functionalized code.
 ///
@@ -32,15 +73,45 @@ use super::meta::{MultiMeta, ViewMeta};
 /// ```
 #[derive(Clone, Debug)]
 pub struct Tracked {
-    chain: Vec<ViewMeta>,
+    chain: Chain,
     generation: u64,
     epoch: u64,
     detached: Option<Copied>,
-    orig: Layout,
+    orig: Orig,
     /// A collection element: its original layout is not recorded (the
     /// state is made afresh at each use), so write-backs keep its value
     /// laid out as it was (see [`Tracked::element`]).
     element: bool,
+}
+
+/// A layout in the original program, with whether it overlaps itself
+/// (checked at every commit, so computed once).
+#[derive(Clone, Debug)]
+struct Orig {
+    layout: Layout,
+    overlaps: bool,
+}
+
+impl Orig {
+    fn new(layout: Layout) -> Self {
+        Orig {
+            overlaps: layout.has_internal_overlap(),
+            layout,
+        }
+    }
+
+    /// The original layout of `meta` applied to a variable whose original
+    /// layout is `parent`.
+    fn of_view(parent: &Orig, meta: &ViewMeta, layout: Layout) -> Self {
+        if parent.overlaps || meta.may_create_overlap() {
+            Orig::new(layout)
+        } else {
+            Orig {
+                overlaps: false,
+                layout,
+            }
+        }
+    }
 }
 
 /// The alias went through a `reshape`/`flatten`/`contiguous` that copied
@@ -78,11 +149,11 @@ impl Tracked {
     /// The state of a root whose current value is `t`.
     pub fn root<T: Element>(t: &Tensor<T>) -> Self {
         Tracked {
-            chain: Vec::new(),
+            chain: Chain::Empty,
             generation: 0,
             epoch: 0,
             detached: None,
-            orig: t.layout,
+            orig: Orig::new(t.layout),
             element: false,
         }
     }
@@ -104,7 +175,7 @@ impl Tracked {
     pub fn rebind<T: Element>(&mut self, t: &Tensor<T>) {
         self.epoch += 1;
         self.generation += 1;
-        self.orig = t.layout;
+        self.orig = Orig::new(t.layout);
     }
 
     /// Records that the root's data was replaced (a functional update).
@@ -114,18 +185,29 @@ impl Tracked {
 
     /// The chain of views from the root.
     pub fn chain(&self) -> &[ViewMeta] {
-        &self.chain
+        self.chain.as_slice()
+    }
+
+    /// True if the original layout overlaps itself (mutation is an error).
+    pub(super) fn original_overlaps(&self) -> bool {
+        self.orig.overlaps
     }
 
     /// The layout the variable has in the original program.
     pub fn original_layout(&self) -> &Layout {
-        &self.orig
+        &self.orig.layout
     }
 
     /// True if the value no longer aliases its root (a `reshape` that
     /// copied, or an alias of a root that was since rebound).
     fn follows(&self, root: &Tracked) -> bool {
         self.detached.is_none() && self.epoch == root.epoch
+    }
+
+    /// True if the value follows its root and reflects the root's latest
+    /// mutation.
+    pub(super) fn is_current(&self, root: &Tracked) -> bool {
+        self.follows(root) && self.generation == root.generation
     }
 }
 
@@ -143,16 +225,16 @@ fn check_as_strided(parent: &Tracked, meta: &ViewMeta) {
     if let ViewMeta::AsStrided(..) = meta {
         // The functional value may be laid out differently; `forward` lays
         // it out row-major first, as the original is.
-        let base_ok =
-            parent.chain.is_empty() && parent.orig.is_contiguous() && parent.orig.offset == 0;
+        let orig = &parent.orig.layout;
+        let base_ok = parent.chain.is_empty() && orig.is_contiguous() && orig.offset == 0;
         if !base_ok {
             panic!(
                 "funcz: as_strided: functionalize supports as_strided only directly on a contiguous base \
                  at storage offset 0 (got a base of shape {:?}, strides {:?}, offset {}, {} view(s) from its root); \
                  as_strided is non-compositional (pytorch#104505). help: call .contiguous() or .clone() first",
-                &parent.orig.shape[..],
-                &parent.orig.strides[..],
-                parent.orig.offset,
+                &orig.shape[..],
+                &orig.strides[..],
+                orig.offset,
                 parent.chain.len()
             );
         }
@@ -175,7 +257,7 @@ pub fn view<T: Element>(
             ViewMeta::Flatten => ViewMeta::View(vec![-1]),
             _ => ViewMeta::Alias,
         };
-        let viewable = meta.is_view_of(&pstate.orig);
+        let viewable = meta.is_view_of(&pstate.orig.layout);
         if viewable {
             if meta == ViewMeta::Contiguous {
                 // contiguous() of a contiguous tensor is the tensor itself.
@@ -197,7 +279,7 @@ pub fn view<T: Element>(
             Mode::Copies => parent.view_copy(shape.as_slice()),
         };
         let state = Tracked {
-            chain: Vec::new(),
+            chain: Chain::Empty,
             generation: 0,
             epoch: 0,
             detached: Some(Copied {
@@ -205,16 +287,23 @@ pub fn view<T: Element>(
                 seen: 0,
                 head: true,
             }),
-            orig: Layout::contiguous(value.shape()),
+            orig: Orig::new(Layout::contiguous(value.shape())),
             element: false,
         };
         return (value, state);
     }
     check_as_strided(pstate, &meta);
-    let orig = meta.apply_layout(&pstate.orig);
     let value = meta.forward(parent, mode);
-    let mut chain = pstate.chain.clone();
-    chain.push(meta);
+    // A real view of a value laid out as in the original program is laid
+    // out as the original program's view.
+    let orig = if mode == Mode::Views && parent.layout == pstate.orig.layout {
+        Orig::of_view(&pstate.orig, &meta, value.layout)
+    } else {
+        Orig::of_view(&pstate.orig, &meta, meta.apply_layout(&pstate.orig.layout))
+    };
+    debug_assert_eq!(orig.overlaps, orig.layout.has_internal_overlap());
+    debug_assert_eq!(orig.layout, meta.apply_layout(&pstate.orig.layout));
+    let chain = pstate.chain.pushed(meta);
     (
         value,
         Tracked {
@@ -255,13 +344,12 @@ pub fn multi_view<T: Element>(
     mode: Mode,
 ) -> (Vec<Tensor<T>>, Vec<Tracked>) {
     let values = meta.forward(parent, mode);
-    let shape = pstate.orig.shape;
+    let shape = pstate.orig.layout.shape;
     let states = (0..values.len())
         .map(|k| {
             let m = meta.output(&shape, k);
-            let orig = m.apply_layout(&pstate.orig);
-            let mut chain = pstate.chain.clone();
-            chain.push(m);
+            let orig = Orig::of_view(&pstate.orig, &m, m.apply_layout(&pstate.orig.layout));
+            let chain = pstate.chain.pushed(m);
             Tracked {
                 chain,
                 generation: pstate.generation,
@@ -291,7 +379,7 @@ pub fn sync<T: Element>(
         return;
     }
     if state.follows(rstate) && state.generation != rstate.generation {
-        *value = replay(root, &state.chain, mode);
+        *value = replay(root, state.chain(), mode);
         state.generation = rstate.generation;
     }
 }
@@ -309,21 +397,32 @@ pub fn sync_all<T: Element>(
     }
 }
 
-fn check_overlap(op: &str, layout: &Layout) {
-    if layout.has_internal_overlap() {
-        panic!(
-            "funcz: {op}: unsupported operation: more than one element of the written-to tensor refers to a single \
-             memory location (shape {:?}, strides {:?}). Please clone() the tensor before performing the operation.",
-            &layout.shape[..],
-            &layout.strides[..]
-        );
+#[inline]
+fn check_overlap(op: &str, orig: &Orig) {
+    if orig.overlaps {
+        overlap_error(op, orig);
     }
+}
+
+#[cold]
+fn overlap_error(op: &str, orig: &Orig) -> ! {
+    let layout = &orig.layout;
+    panic!(
+        "funcz: {op}: unsupported operation: more than one element of the written-to tensor refers to a single \
+         memory location (shape {:?}, strides {:?}). Please clone() the tensor before performing the operation.",
+        &layout.shape[..],
+        &layout.strides[..]
+    );
 }
 
 /// Commits `new` as the value of the alias `value` after the in-place op
 /// `op`: writes it back into `root` through the alias's chain, bumps the
 /// root's generation and makes the alias current. Panics, as the mutating
 /// program would, if the alias overlaps itself in the original program.
+///
+/// The alias's old value is dropped first, so that a root it was a view of
+/// can be uniquely held again; a uniquely held root then takes the write
+/// as an in-window scatter into its own buffer (see [`writeback_into`]).
 pub fn commit<T: Element>(
     op: &str,
     root: &mut Tensor<T>,
@@ -334,8 +433,46 @@ pub fn commit<T: Element>(
     mode: Mode,
 ) {
     check_overlap(op, &state.orig);
+    *value = new;
+    commit_value(op, root, rstate, value, state, mode);
+}
+
+/// The donating twin of [`commit`]: the in-place op `op` already ran on
+/// the alias `value` itself ([`can_donate_alias`](super::can_donate_alias)
+/// said nobody else can observe it), so `value` is given a fresh identity
+/// and recorded as the functional op `functional` (see
+/// [`donated`](super::donated)), then written back into `root` as
+/// [`commit`] does. When `value` is a view of a root buffer only the two of
+/// them hold, the window already holds the new data and the write-back only
+/// records its scatter.
+pub fn commit_donated<T: Element>(
+    op: &str,
+    functional: &'static str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    mode: Mode,
+) {
+    check_overlap(op, &state.orig);
+    super::donated(functional, value);
+    commit_value(op, root, rstate, value, state, mode);
+}
+
+/// Writes the alias's new `value` back into `root` (if the alias still
+/// follows it) and makes the alias current; for a copy `reshape` & co.
+/// made, counts the write (see [`Copied`]); refuses writes through views
+/// of a rebound variable.
+fn commit_value<T: Element>(
+    op: &str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    value: &Tensor<T>,
+    state: &mut Tracked,
+    mode: Mode,
+) {
     if state.follows(rstate) {
-        *root = writeback_into(root, rstate, &state.chain, new.handle(), mode);
+        writeback_root(root, rstate, state.chain(), value, mode);
         rstate.generation += 1;
         state.generation = rstate.generation;
     } else if let Some(c) = &mut state.detached {
@@ -347,7 +484,6 @@ pub fn commit<T: Element>(
     } else {
         refuse_rebound_view(op);
     }
-    *value = new;
 }
 
 /// A view of a variable that was since assigned a new value still views
@@ -376,7 +512,7 @@ pub fn bind_view(place: &Tracked, state: &mut Tracked) {
             seen: 0,
             head: true,
         });
-        state.chain.clear();
+        state.chain = Chain::Empty;
     }
 }
 
@@ -425,6 +561,7 @@ pub fn commit_from<T: Element>(
     mode: Mode,
 ) {
     check_overlap(op, &state.orig);
+    *value = new;
     if let Some((place, pstate)) = place
         && let (Some(p), Some(s)) = (&mut pstate.detached, &state.detached)
         && Arc::ptr_eq(&p.writes, &s.writes)
@@ -432,36 +569,34 @@ pub fn commit_from<T: Element>(
         if !p.head {
             refuse_copy_view(op);
         }
-        let suffix = &state.chain[pstate.chain.len()..];
-        *place = writeback(place, suffix, new.handle(), mode);
+        let suffix = &state.chain()[pstate.chain.len()..];
+        *place = writeback(place, suffix, value.handle(), mode);
         p.seen = p.writes.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(s) = &mut state.detached {
             s.seen = p.seen;
         }
     } else if state.follows(rstate) {
-        *root = writeback_into(root, rstate, &state.chain, new.handle(), mode);
+        writeback_root(root, rstate, state.chain(), value, mode);
         rstate.generation += 1;
         state.generation = rstate.generation;
     } else if state.detached.is_none() {
         refuse_rebound_view(op);
     }
-    *value = new;
 }
 
-/// [`writeback`], keeping a collection element's layout (see
+/// [`writeback_into`], keeping a collection element's layout (see
 /// [`Tracked::element`]).
-fn writeback_into<T: Element>(
-    root: &Tensor<T>,
+fn writeback_root<T: Element>(
+    root: &mut Tensor<T>,
     rstate: &Tracked,
     chain: &[ViewMeta],
-    new: Tensor<T>,
+    new: &Tensor<T>,
     mode: Mode,
-) -> Tensor<T> {
-    let t = writeback(root, chain, new, mode);
-    if rstate.element && mode == Mode::Views && root.is_contiguous() && !t.is_contiguous() {
-        t.contiguous()
-    } else {
-        t
+) {
+    let was_contiguous = rstate.element && mode == Mode::Views && root.is_contiguous();
+    writeback_into(root, chain, new, mode);
+    if was_contiguous && !root.is_contiguous() {
+        *root = root.contiguous();
     }
 }
 
@@ -473,14 +608,33 @@ pub fn commit_root<T: Element>(
     new: Tensor<T>,
 ) {
     check_overlap(op, &rstate.orig);
+    *root = new;
+    root_committed(op, root, rstate);
+}
+
+/// The donating twin of [`commit_root`]: the in-place op `op` already ran
+/// on `root`'s own buffer ([`can_donate`](super::can_donate) said nobody
+/// else can observe it); `root` gets a fresh identity, recorded as the
+/// functional op `functional` (see [`donated`](super::donated)).
+pub fn donated_root<T: Element>(
+    op: &str,
+    functional: &'static str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+) {
+    check_overlap(op, &rstate.orig);
+    super::donated(functional, root);
+    root_committed(op, root, rstate);
+}
+
+fn root_committed<T: Element>(op: &str, root: &Tensor<T>, rstate: &mut Tracked) {
     if op == "resize_" {
         // A new layout (and, when it grows, new storage in the original):
         // the root is laid out anew; views of the old one keep it.
-        rstate.rebind(&new);
+        rstate.rebind(root);
     } else {
         rstate.generation += 1;
     }
-    *root = new;
 }
 
 /// Applies the metadata mutation `meta` (`t_`, `transpose_`, ...) to an

@@ -26,7 +26,7 @@ mod record;
 
 pub use api::{TraceInput, TraceOutput, Tracer, trace};
 pub use graph::{Constant, Graph, GraphNode, InputSpec, Placeholder, Ref, Value};
-pub(crate) use record::op;
 pub use record::{
     Arg, Node, Outputs, ToArg, is_recording, start_recording, stop_recording, untraced,
 };
+pub(crate) use record::{op, record_as_functional};

@@ -120,6 +120,42 @@ pub(crate) fn op<R: Outputs>(
     out
 }
 
+/// Relabels the node just recorded for an in-place op that ran on a
+/// donated buffer (one nobody else can observe) as its functional twin
+/// `functional` producing the fresh value `new_out` (see
+/// [`crate::rt::donated`]): the graph shows `add(x, y) -> new`, not
+/// `add_(x, y)`. Does nothing unless a trace is recording at user level
+/// and the last node is the in-place twin of `functional` that returned
+/// `inplace_out`.
+#[inline]
+pub(crate) fn record_as_functional(
+    inplace_out: TensorId,
+    functional: &'static str,
+    new_out: TensorId,
+) {
+    if is_recording() {
+        relabel_last(inplace_out, functional, new_out);
+    }
+}
+
+fn relabel_last(inplace_out: TensorId, functional: &'static str, new_out: TensorId) {
+    if DEPTH.with(|d| d.get()) != 0 {
+        return;
+    }
+    NODES.with(|n| {
+        if let Some(node) = n.borrow_mut().last_mut()
+            && node.outputs == [inplace_out]
+            && matches!(
+                crate::optable::lookup(node.op).map(|i| i.kind),
+                Some(crate::optable::OpKind::Inplace { functional: f }) if f == functional
+            )
+        {
+            node.op = functional;
+            node.outputs = vec![new_out];
+        }
+    });
+}
+
 /// Runs `f` without recording any op it executes.
 pub fn untraced<R>(f: impl FnOnce() -> R) -> R {
     let depth = DEPTH.with(|d| d.get());

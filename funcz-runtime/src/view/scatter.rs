@@ -1,12 +1,20 @@
 //! The scatter ops: the functional inverses of the narrowing views. Each
 //! returns a fresh contiguous copy of `self` in which the elements the view
 //! would see are replaced by `src`; neither input is modified.
+//!
+//! The `*_in_place` forms (crate-internal, used by the functionalization
+//! runtime) compute the same value for a base whose buffer nobody else can
+//! observe by writing only the window into that buffer: O(size of the
+//! view), not O(size of the base). They are recorded as the same
+//! functional op with a fresh output.
+
+use std::sync::Arc;
 
 use crate::args::{AsI64, IntoShape};
 use crate::element::Element;
 use crate::layout::Layout;
-use crate::tensor::Tensor;
-use crate::trace::{Arg, op};
+use crate::tensor::{Tensor, TensorId, fresh_id};
+use crate::trace::{Arg, Outputs, op};
 
 use super::gather::{gather_from, scatter_into};
 use super::shape;
@@ -53,6 +61,184 @@ impl<T: Element> Tensor<T> {
         };
         scatter_into(&mut out, &w, &values);
         Tensor::from_contiguous(out, &self.layout.shape)
+    }
+
+    /// The in-place form of [`scatter_with`](Self::scatter_with): if nobody
+    /// but `self` (and `src`, when `src` already is exactly the window of
+    /// `self`'s buffer) holds `self`'s storage, and `self` is row-major from
+    /// offset 0 (so its window is the one the copying form computes on its
+    /// row-major copy), writes `src` into the window of the
+    /// buffer, records `name` with a fresh output identity and makes `self`
+    /// that output. Returns false (touching nothing) otherwise, or when the
+    /// arguments are bad (the copying form then reports the error).
+    ///
+    /// `is_window(base, src)`, if given, must say exactly whether `src`
+    /// reaches the elements of `window(base)` in order (a cheaper test than
+    /// building the window, for the common views).
+    fn scatter_in_place(
+        &mut self,
+        name: &'static str,
+        args: impl FnOnce() -> Vec<Arg>,
+        src: &Tensor<T>,
+        window: impl FnOnce(&Layout) -> Layout,
+        is_window: Option<&WindowTest<'_>>,
+    ) -> bool {
+        if !self.layout.is_contiguous()
+            || self.layout.offset != 0
+            || Arc::weak_count(&self.storage) != 0
+        {
+            return false;
+        }
+        let in_window = match Arc::strong_count(&self.storage) {
+            1 => false,
+            2 if src.same_storage(self) => true,
+            _ => return false,
+        };
+        let w = if in_window {
+            // `src` already is the window: nothing moves (and `src` was
+            // written in place, so the window does not overlap itself).
+            let ok = match is_window {
+                Some(f) => f(&self.layout, &src.layout),
+                None => same_elements(&src.layout, &window(&self.layout)),
+            };
+            if !ok {
+                return false;
+            }
+            None
+        } else {
+            let w = window(&self.layout);
+            if !src.shape().iter().eq(w.shape.iter()) || w.has_internal_overlap() {
+                return false;
+            }
+            Some(w)
+        };
+        let Renamed(id) = op(name, args, || {
+            if let Some(w) = w.filter(|w| w.numel() > 0) {
+                // `self` is the only handle to its storage, so no other
+                // thread can hold (or wait for) its lock.
+                let mut d = self.storage.write_unversioned();
+                let s = src.storage.read();
+                if src.layout.is_contiguous() {
+                    let o = src.layout.offset;
+                    scatter_into(&mut d, &w, &s[o..o + w.numel()]);
+                } else {
+                    scatter_into(&mut d, &w, &gather_from(&s, &src.layout));
+                }
+            }
+            // Same buffer, fresh identity: the result is a new value.
+            Renamed(fresh_id())
+        });
+        self.id = id;
+        true
+    }
+
+    /// [`slice_scatter`](Self::slice_scatter) written into `self`'s own
+    /// buffer when nobody else can observe it (see `scatter_in_place`).
+    pub(crate) fn slice_scatter_in_place(
+        &mut self,
+        src: &Tensor<T>,
+        dim: i64,
+        start: i64,
+        end: i64,
+        step: i64,
+    ) -> bool {
+        let id = self.id;
+        self.scatter_in_place(
+            "slice_scatter",
+            || {
+                vec![
+                    Arg::Tensor(id),
+                    ten(src),
+                    int(dim),
+                    int(start),
+                    int(end),
+                    int(step),
+                ]
+            },
+            src,
+            |l| shape::slice_layout("slice_scatter", l, dim, start, end, step),
+            Some(&|b: &Layout, p: &Layout| {
+                let d = shape::wrap_dim("slice_scatter", dim, b.ndim(), &b.shape);
+                let (s, e) = shape::slice_bounds("slice_scatter", b.shape[d], start, end, step);
+                let n = (e - s).div_ceil(step as usize);
+                window_is(
+                    b,
+                    p,
+                    d,
+                    Some(n),
+                    b.strides[d].saturating_mul(step as usize),
+                    s,
+                )
+            }),
+        )
+    }
+
+    /// [`select_scatter`](Self::select_scatter) in place (see
+    /// `scatter_in_place`).
+    pub(crate) fn select_scatter_in_place(
+        &mut self,
+        src: &Tensor<T>,
+        dim: i64,
+        index: i64,
+    ) -> bool {
+        let id = self.id;
+        self.scatter_in_place(
+            "select_scatter",
+            || vec![Arg::Tensor(id), ten(src), int(dim), int(index)],
+            src,
+            |l| shape::select_layout("select_scatter", l, dim, index),
+            Some(&|b: &Layout, p: &Layout| {
+                let (d, i) = shape::select_index("select_scatter", b, dim, index);
+                window_is(b, p, d, None, 0, i)
+            }),
+        )
+    }
+
+    /// [`diagonal_scatter`](Self::diagonal_scatter) in place (see
+    /// `scatter_in_place`).
+    pub(crate) fn diagonal_scatter_in_place(
+        &mut self,
+        src: &Tensor<T>,
+        offset: i64,
+        dim1: i64,
+        dim2: i64,
+    ) -> bool {
+        let id = self.id;
+        self.scatter_in_place(
+            "diagonal_scatter",
+            || vec![Arg::Tensor(id), ten(src), int(offset), int(dim1), int(dim2)],
+            src,
+            |l| shape::diagonal_layout("diagonal_scatter", l, offset, dim1, dim2),
+            None,
+        )
+    }
+
+    /// [`as_strided_scatter`](Self::as_strided_scatter) in place (see
+    /// `scatter_in_place`).
+    pub(crate) fn as_strided_scatter_in_place(
+        &mut self,
+        src: &Tensor<T>,
+        size: &[i64],
+        stride: &[i64],
+        storage_offset: i64,
+    ) -> bool {
+        let id = self.id;
+        let len = self.numel();
+        self.scatter_in_place(
+            "as_strided_scatter",
+            || {
+                vec![
+                    Arg::Tensor(id),
+                    ten(src),
+                    Arg::Ints(size.to_vec()),
+                    Arg::Ints(stride.to_vec()),
+                    int(storage_offset),
+                ]
+            },
+            src,
+            |_| shape::as_strided_layout("as_strided_scatter", len, size, stride, storage_offset),
+            None,
+        )
     }
 
     /// A copy of `self` with `slice(dim, start, end, step)` replaced by
@@ -172,4 +358,62 @@ impl<T: Element> Tensor<T> {
             },
         )
     }
+}
+
+/// `is_window(base, src)`: whether `src` is exactly a scatter's window of
+/// `base` (see `scatter_in_place`).
+type WindowTest<'a> = dyn Fn(&Layout, &Layout) -> bool + 'a;
+
+/// The fresh identity an in-place scatter gives its base (the op's output).
+struct Renamed(TensorId);
+
+impl Outputs for Renamed {
+    fn output_ids(&self) -> Vec<TensorId> {
+        vec![self.0]
+    }
+}
+
+/// True if `p` reaches the elements of the window of `b` that keeps
+/// dimension `d` with `len` entries of stride `stride` from index `start`
+/// (a slice), or drops it at index `start` (a select, `len` is `None`):
+/// the same test as `same_elements` against that window, without building
+/// it.
+fn window_is(
+    b: &Layout,
+    p: &Layout,
+    d: usize,
+    len: Option<usize>,
+    stride: usize,
+    start: usize,
+) -> bool {
+    let mut k = 0;
+    let mut numel = 1;
+    for i in 0..b.ndim() {
+        let (n, s) = if i == d {
+            match len {
+                Some(n) => (n, stride),
+                None => continue,
+            }
+        } else {
+            (b.shape[i], b.strides[i])
+        };
+        if k >= p.ndim() || p.shape[k] != n || (n > 1 && p.strides[k] != s) {
+            return false;
+        }
+        numel *= n;
+        k += 1;
+    }
+    k == p.ndim() && (numel == 0 || p.offset == b.offset + start * b.strides[d])
+}
+
+/// True if `a` and `b` reach the same storage elements in the same order
+/// (strides of size-1 dimensions do not matter).
+fn same_elements(a: &Layout, b: &Layout) -> bool {
+    a.shape.iter().eq(b.shape.iter())
+        && (a.numel() == 0
+            || (a.offset == b.offset
+                && a.shape
+                    .iter()
+                    .zip(a.strides.iter().zip(b.strides.iter()))
+                    .all(|(&n, (&x, &y))| n <= 1 || x == y)))
 }

@@ -295,11 +295,17 @@ pub fn slice_layout(op: &str, l: &Layout, dim: i64, start: i64, end: i64, step: 
     let d = wrap_dim(op, dim, l.ndim(), &l.shape);
     let (s, e) = slice_bounds(op, l.shape[d], start, end, step);
     let step = step as usize;
-    let mut out = *l;
-    out.offset += s * l.strides[d];
-    out.shape[d] = (e - s).div_ceil(step);
-    out.strides[d] = out.strides[d].saturating_mul(step);
-    out
+    // Built field by field (not `let mut out = *l`), which lets the
+    // compiler write the result in place instead of copying whole layouts.
+    let mut shape = l.shape;
+    let mut strides = l.strides;
+    shape[d] = (e - s).div_ceil(step);
+    strides[d] = strides[d].saturating_mul(step);
+    Layout {
+        shape,
+        strides,
+        offset: l.offset + s * l.strides[d],
+    }
 }
 
 /// The `(start, end)` that `narrow(dim, start, length)` covers on
