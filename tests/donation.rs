@@ -3,6 +3,9 @@
 //! while the traces still show only functional ops and the results equal
 //! the non-donating path's.
 
+// Indexing a slice input in a loop is the pattern under test.
+#![allow(clippy::needless_range_loop)]
+
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -154,7 +157,7 @@ fn chains_show_functional_ops_and_equal_the_non_donating_path() {
 }
 
 #[test]
-fn a_mutated_input_is_computed_in_a_new_buffer_and_written_back_once() {
+fn a_mutated_input_is_updated_in_the_callers_buffer() {
     let [g1, g2] = check("on_input", &[iota(&[2, 3])], |v, xs| {
         [on_input, on_input_f, on_input_fv][v](&mut xs[0]);
         vec![]
@@ -163,13 +166,25 @@ fn a_mutated_input_is_computed_in_a_new_buffer_and_written_back_once() {
         assert_eq!(g.ops(), vec!["mul", "add", "copy_"], "{g}");
         assert_pure(g);
     }
-    // The caller's tensor is not touched before the write-back: a handle
-    // taken before the call sees the final value only through the storage
-    // they share, written once (version 1).
+    // The caller's tensor is its buffer's only handle: nobody can observe
+    // it during the call, so the updates are computed in it, as the
+    // original program does, with no allocation and no copy at the exit.
     let mut x = iota(&[2, 3]);
+    let mut y = iota(&[2, 3]);
+    let (_, a_orig) = allocs(|| on_input(&mut y));
+    let (_, a_f) = allocs(|| on_input_f(&mut x));
+    assert_eq!((a_orig, a_f), (0, 0));
+    assert!(x.equal(&y));
+    assert_eq!(x.version(), y.version());
+    // With another handle to the buffer (a view the caller keeps), the
+    // body computes in a new buffer and writes back once at the exit.
+    let mut x = iota(&[2, 3]);
+    let row = x.select(0, 1);
     let before = x.version();
-    on_input_f(&mut x);
+    let (_, a) = allocs(|| on_input_f(&mut x));
     assert_eq!(x.version(), before + 1);
+    assert!(a > 0);
+    assert_eq!(row.to_vec(), vec![7.0, 9.0, 11.0]);
 }
 
 #[test]
@@ -239,4 +254,78 @@ fn views_of_a_local_value_see_its_donated_updates() {
     });
     assert_pure(&g1);
     assert_pure(&g2);
+}
+
+variants!(kv_in, kv_in_f, kv_in_fv; fn (cache: &mut Tensor, new: &Tensor, pos: usize) {
+    cache.narrow(0, pos, 1).copy_(new);
+});
+
+variants!(scale_all, scale_all_f, scale_all_fv; fn (xs: &mut [Tensor], s: f32) {
+    for i in 0..xs.len() {
+        xs[i].mul_(s).add_(1.0);
+    }
+});
+
+#[test]
+fn one_row_update_of_an_input_cache_writes_only_the_row() {
+    let new = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0], &[1, 3]);
+    let [g1, g2] = check("kv_in", &[iota(&[6, 3]), new.clone()], |v, xs| {
+        let (c, n) = xs.split_at_mut(1);
+        [kv_in, kv_in_f, kv_in_fv][v](&mut c[0], &n[0], 4);
+        vec![]
+    });
+    assert_eq!(g1.ops(), vec!["slice", "copy", "slice_scatter", "copy_"]);
+    assert_eq!(
+        g2.ops(),
+        vec!["slice_copy", "copy", "slice_scatter", "copy_"]
+    );
+    // Views mode writes the row into the caller's buffer: the allocations
+    // do not grow with the cache, and the buffer is the caller's.
+    let mut small = iota(&[6, 3]);
+    let mut big = iota(&[6000, 3]);
+    let (_, a_small) = allocs(|| kv_in_f(&mut small, &new, 2));
+    let (_, a_big) = allocs(|| kv_in_f(&mut big, &new, 5999));
+    assert_eq!(a_small, a_big);
+    assert_eq!(
+        a_small, 0,
+        "a one-row update of a uniquely held input allocates nothing"
+    );
+    assert_eq!(big.select(0, 5999).to_vec(), vec![1.0, 2.0, 3.0]);
+    assert_eq!(
+        big.select(0, 5998).to_vec(),
+        vec![17994.0, 17995.0, 17996.0]
+    );
+    // A view the caller keeps sees the row only through the write-back.
+    let mut c = iota(&[6, 3]);
+    let keep = c.narrow(0, 2, 2);
+    kv_in_f(&mut c, &new, 2);
+    assert_eq!(keep.to_vec(), vec![1.0, 2.0, 3.0, 9.0, 10.0, 11.0]);
+}
+
+#[test]
+fn elements_of_a_slice_input_are_updated_in_the_callers_buffers() {
+    let xs = vec![iota(&[4]), iota(&[2, 2]).add(1.0)];
+    let [g1, g2] = check("scale_all", &xs, |v, xs| {
+        [scale_all, scale_all_f, scale_all_fv][v](xs, 3.0);
+        vec![]
+    });
+    for g in [&g1, &g2] {
+        assert_eq!(g.count("mul"), 2, "{g}");
+        assert_eq!(g.count("copy_"), 2, "{g}");
+        assert_pure(g);
+    }
+    let mut a = vec![iota(&[4]), iota(&[2, 2])];
+    let mut b = vec![iota(&[4]), iota(&[2, 2])];
+    let (_, n_orig) = allocs(|| scale_all(&mut a, 3.0));
+    let (_, n_f) = allocs(|| scale_all_f(&mut b, 3.0));
+    // One allocation: the body's `Vec` of handles to the elements; no
+    // element buffer.
+    assert_eq!(n_f, n_orig + 1);
+    assert!(a.iter().zip(&b).all(|(x, y)| x.equal(y)));
+    // An element the caller also holds elsewhere is computed anew.
+    let mut c = vec![iota(&[4]), iota(&[2, 2])];
+    let keep = c[1].shallow_clone();
+    scale_all_f(&mut c, 3.0);
+    assert!(c[1].equal(&b[1]));
+    assert!(keep.equal(&b[1]), "the write-back reaches every handle");
 }

@@ -14,7 +14,7 @@ use funcz_runtime::optable::{self, OpKind};
 
 use crate::ctxt::Ctxt;
 use crate::params::{Passing, is_tensor_type};
-use crate::scope::{Facts, Kind, Scopes, base_ident, base_state_ident, state_ident};
+use crate::scope::{Facts, Kind, Scopes, base_ident, base_state_ident, input_ident, state_ident};
 
 /// Read-only `Tensor` methods that are not ops (queries): calling them is
 /// never a mutation.
@@ -219,6 +219,12 @@ impl<'a> Lowerer<'a> {
 
     fn based(&self, id: usize) -> bool {
         matches!(self.scopes.kind(id), Kind::Root { .. }) && self.facts.meta.contains(&id)
+    }
+
+    /// True if binding `id` is a collection input (its caller's elements
+    /// are in the hidden variable `input_ident(id)`).
+    fn is_input_coll(&self, id: usize) -> bool {
+        matches!(self.scopes.kind(id), Kind::Coll { input: Some(_) })
     }
 
     /// True if binding `id` carries a `Tracked` state.
@@ -682,7 +688,12 @@ impl<'a> Lowerer<'a> {
                 pq!(let mut #s = #bs.clone();),
             ]
         } else if self.tracked_root(id) {
-            vec![pq!(let mut #s = #rt::Tracked::root(&#v);)]
+            if matches!(self.scopes.kind(id), Kind::Root { input: Some(_), .. }) {
+                // Updates may be computed in the caller's buffer.
+                vec![pq!(let mut #s = #rt::Tracked::input(&#v);)]
+            } else {
+                vec![pq!(let mut #s = #rt::Tracked::root(&#v);)]
+            }
         } else {
             Vec::new()
         }
@@ -1315,6 +1326,7 @@ impl<'a> Lowerer<'a> {
         let rt = rt();
         let mut stmts = prelude;
         let new = tmp("__fz_new");
+        let index_tmp = tmp("__fz_index");
         let (value, state): (TokenStream, Option<TokenStream>) = match place {
             Place::Var(id) => {
                 let v = self.var(*id);
@@ -1329,16 +1341,25 @@ impl<'a> Lowerer<'a> {
             }
             Place::Index(id, index) => {
                 let v = self.var(*id);
-                let i = tmp("__fz_index");
-                stmts.push(pq!(let #i: usize = #index;));
-                (quote!(#v[#i]), None)
+                stmts.push(pq!(let #index_tmp: usize = #index;));
+                (quote!(#v[#index_tmp]), None)
             }
         };
         let inplace = Ident::new(op, f.span());
         let fname = f.to_string();
+        // The test: an input's buffer may be updated in place while the
+        // caller's tensor is its only other handle (see `rt::Tracked::input`).
+        let test: Stmt = match (place, &state) {
+            (_, Some(s)) => pq!(#rt::can_donate_root(&#value, &#s)),
+            (Place::Index(id, _), None) if self.is_input_coll(*id) => {
+                let caller = input_ident(*id);
+                pq!(#rt::can_donate_elem(&#value, #caller.get(#index_tmp)))
+            }
+            _ => pq!(#rt::can_donate(&#value)),
+        };
         stmts.push(donating_update(
             args,
-            |_| pq!(#rt::can_donate(&#value)),
+            |_| test,
             |a| match &state {
                 Some(s) => pq!(
                     #value.#inplace(#a);

@@ -208,6 +208,13 @@ impl<T: Element> Tensor<T> {
         Arc::strong_count(&self.storage)
     }
 
+    /// The address of the shared storage (equal for handles that share it;
+    /// never 0).
+    #[inline]
+    pub(crate) fn storage_key(&self) -> usize {
+        Arc::as_ptr(&self.storage) as *const u8 as usize
+    }
+
     /// The elements in row-major logical order.
     pub fn to_vec(&self) -> Vec<T> {
         if self.numel() == 0 {

@@ -66,11 +66,15 @@ pub fn writeback<T: Element>(
 /// the same as [`writeback`]'s: the scatter is recorded as a functional op
 /// with a fresh output. Intermediate bases (chains of two or more views)
 /// are dropped before that last scatter, so that they do not count as
-/// observers.
+/// observers. `caller` (0 or 1) counts a handle that cannot observe the
+/// root's buffer while the function runs (see [`Tracked::input`]).
+///
+/// [`Tracked::input`]: super::Tracked::input
 pub fn writeback_into<T: Element>(
     root: &mut Tensor<T>,
     chain: &[ViewMeta],
     new: &Tensor<T>,
+    caller: usize,
     mode: Mode,
 ) {
     let n = chain.len();
@@ -79,7 +83,7 @@ pub fn writeback_into<T: Element>(
         return;
     }
     let t = if n == 1 {
-        if chain[0].reverse_in_place(root, new) {
+        if chain[0].reverse_in_place(root, new, caller) {
             return;
         }
         new.handle()
@@ -106,7 +110,7 @@ pub fn writeback_into<T: Element>(
             t = chain[i].reverse(&bases[i - 1], t, mode);
         }
         drop(bases);
-        if chain[0].reverse_in_place(root, &t) {
+        if chain[0].reverse_in_place(root, &t, caller) {
             return;
         }
         t

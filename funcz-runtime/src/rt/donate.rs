@@ -12,10 +12,13 @@
 //! trace still shows the functional op; only the buffer is reused.
 //!
 //! The test is the storage's reference count: a buffer is donated only if
-//! the value being updated holds the only handle to it. `Tracked` states and
-//! trace recording hold no tensors; an input's body handle shares the
-//! caller's storage, so an input's original buffer is never donated, only
-//! values made inside the function are.
+//! the value being updated holds the only handle to it (or the only other
+//! one is a caller's tensor that cannot observe it until the function
+//! returns, see [`Tracked::input`]). `Tracked` states and trace recording
+//! hold no tensors. A mutated input's buffer is updated in place only
+//! while its value still holds it and the caller's tensor is its one other
+//! handle; the exit then records the write-back `copy_` without copying
+//! ([`write_back`](super::write_back)).
 //!
 //! ```
 //! use funcz_runtime::{Tensor, rt};
@@ -48,13 +51,32 @@ use super::tracked::Tracked;
 /// which the in-place kernels read completely before writing.
 #[inline]
 pub fn can_donate<T: Element>(t: &Tensor<T>) -> bool {
-    sole_row_major(t)
+    sole_row_major(t, 0)
 }
 
-/// `t` is its storage's only handle and is row-major from offset 0.
+/// [`can_donate`] for a root with state `state`: a mutated input's value
+/// that still holds the caller's buffer may also be updated in it, when
+/// the caller's handle is the only other one (see [`Tracked::input`]).
 #[inline]
-fn sole_row_major<T: Element>(t: &Tensor<T>) -> bool {
-    Arc::strong_count(&t.storage) == 1
+pub fn can_donate_root<T: Element>(t: &Tensor<T>, state: &Tracked) -> bool {
+    sole_row_major(t, state.caller_handles(t))
+}
+
+/// [`can_donate`] for an element of a collection input: `t` may also be
+/// updated in its buffer when the only other handle to it is the caller's
+/// element `caller` (`None` past the caller's length), which cannot observe
+/// it until the function returns and writes the final value into it.
+#[inline]
+pub fn can_donate_elem<T: Element>(t: &Tensor<T>, caller: Option<&Tensor<T>>) -> bool {
+    let extra = caller.map_or(0, |c| usize::from(c.same_storage(t)));
+    sole_row_major(t, extra)
+}
+
+/// `t` and `extra` handles that cannot observe it are its storage's only
+/// handles, and `t` is row-major from offset 0.
+#[inline]
+fn sole_row_major<T: Element>(t: &Tensor<T>, extra: usize) -> bool {
+    Arc::strong_count(&t.storage) == 1 + extra
         && Arc::weak_count(&t.storage) == 0
         && t.layout.offset == 0
         && t.layout.is_contiguous()
@@ -65,9 +87,10 @@ fn sole_row_major<T: Element>(t: &Tensor<T>) -> bool {
 /// - `value`'s own buffer is donatable (as [`can_donate`]: a `*_copy`, or a
 ///   value that no longer shares the root's storage), or
 /// - `value` is a view, one view away from `root`, of a root buffer that
-///   only `root` and `value` hold, is in sync with the root, and neither it
-///   nor its layout in the original program overlaps itself: the in-place
-///   kernel then writes straight into the root's buffer (what the original
+///   only `root` and `value` hold (and the caller, for a mutated input, see
+///   [`Tracked::input`]), is in sync with the root, and neither it nor its
+///   layout in the original program overlaps itself: the in-place kernel
+///   then writes straight into the root's buffer (what the original
 ///   program does) and [`commit_donated`](super::commit_donated) finds the
 ///   window already written, so the write-back records its scatter without
 ///   copying.
@@ -77,13 +100,13 @@ pub fn can_donate_alias<T: Element>(
     value: &Tensor<T>,
     state: &Tracked,
 ) -> bool {
-    if sole_row_major(value) {
+    if sole_row_major(value, 0) {
         return true;
     }
     state.chain().len() == 1
         && state.is_current(rstate)
         && value.same_storage(root)
-        && Arc::strong_count(&root.storage) == 2
+        && Arc::strong_count(&root.storage) == 2 + rstate.caller_handles(root)
         && Arc::weak_count(&root.storage) == 0
         && root.layout.is_contiguous()
         && root.layout.offset == 0
@@ -140,12 +163,58 @@ mod tests {
     }
 
     #[test]
-    fn an_input_buffer_is_never_donated() {
+    fn an_input_buffer_is_donated_only_while_the_caller_holds_the_one_other_handle() {
         // The caller's tensor keeps a handle, so the body's handle of it
-        // (`rt::input`) is not uniquely held.
+        // (`rt::input`) is not uniquely held: a plain root is not donated.
         let caller = iota(3);
         let x = crate::rt::input(&caller);
         assert!(!can_donate(&x));
+        assert!(!can_donate_root(&x, &Tracked::root(&x)));
+        // As an input, the caller's handle cannot observe it during the call.
+        let s = Tracked::input(&x);
+        assert!(can_donate_root(&x, &s));
+        // A third handle (a view, a stashed clone) can: no donation.
+        let keep = x.shallow_clone();
+        assert!(!can_donate_root(&x, &s));
+        drop(keep);
+        // A value in another buffer is judged on its own.
+        let y = x.add(1.0);
+        assert!(can_donate_root(&y, &s));
+        let y2 = y.shallow_clone();
+        assert!(!can_donate_root(&y, &s));
+        drop(y2);
+        // Collection elements: the caller's element at the same position.
+        let other = iota(3);
+        assert!(can_donate_elem(&x, Some(&caller)));
+        assert!(!can_donate_elem(&x, Some(&other)));
+        assert!(!can_donate_elem(&x, None));
+    }
+
+    #[test]
+    fn an_input_updated_in_its_buffer_writes_back_without_copying() {
+        let caller = iota(6).view([2, 3]);
+        let (_, g) = Tracer::new("f").input("x", &caller).run(|| {
+            let mut x = crate::rt::input(&caller);
+            let mut s = Tracked::input(&x);
+            let p = buf(&x);
+            // A whole-tensor update, then a row through a view.
+            assert!(can_donate_root(&x, &s));
+            x.mul_(2.0);
+            donated_root("mul_", "mul", &mut x, &mut s);
+            let (mut v, mut vs) = view(&x, &s, ViewMeta::select(0, 1), Mode::Views);
+            assert!(can_donate_alias(&x, &s, &v, &vs));
+            v.add_(100.0);
+            commit_donated("add_", "add", &mut x, &mut s, &mut v, &mut vs, Mode::Views);
+            drop(v);
+            assert_eq!(buf(&x), p, "the caller's buffer is reused");
+            crate::rt::write_back(&caller, &x);
+        });
+        assert_eq!(caller.to_vec(), vec![0.0, 2.0, 4.0, 106.0, 108.0, 110.0]);
+        assert_eq!(
+            g.ops(),
+            vec!["mul", "select", "add", "select_scatter", "copy_"]
+        );
+        assert!(g.mutations_except_input_writeback().is_empty(), "{g}");
     }
 
     #[test]

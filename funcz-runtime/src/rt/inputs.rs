@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::element::Element;
 use crate::tensor::Tensor;
+use crate::trace::ToArg;
 
 use super::tracked::Tracked;
 
@@ -110,11 +111,24 @@ pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
 
 /// Copies `value` into the caller's tensor `dst` if the body replaced it
 /// (recorded as `copy_(dst, value)`); a no-op when `value` is still the
-/// input itself.
+/// input itself. When the body computed its updates in the caller's buffer
+/// (see [`Tracked::input`]), `value` already is `dst`'s data in `dst`'s
+/// layout: the `copy_` is recorded without moving any data.
 pub fn write_back<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
-    if value.id != dst.id || !value.same_storage(dst) {
-        dst.copy_(value);
+    if value.same_storage(dst) {
+        if value.id == dst.id {
+            return;
+        }
+        if value.layout == dst.layout {
+            crate::trace::op(
+                "copy_",
+                || vec![dst.to_arg(), value.to_arg()],
+                || dst.handle(),
+            );
+            return;
+        }
     }
+    dst.copy_(value);
 }
 
 /// [`write_back`] for each element of a slice input.

@@ -488,6 +488,7 @@ impl ViewMeta {
         &self,
         base: &mut Tensor<T>,
         mutated: &Tensor<T>,
+        caller: usize,
     ) -> bool {
         use ViewMeta::*;
         match self {
@@ -495,18 +496,18 @@ impl ViewMeta {
                 let dim = crate::layout::normalize_dim("narrow", *d, base.dim());
                 let size = base.shape()[dim] as i64;
                 let start = if *s < 0 { s + size } else { *s };
-                base.slice_scatter_in_place(mutated, *d, start, start + n, 1)
+                base.slice_scatter_in_place(mutated, *d, start, start + n, 1, caller)
             }
-            Slice(d, s, e, st) => base.slice_scatter_in_place(mutated, *d, *s, *e, *st),
-            Select(d, i) => base.select_scatter_in_place(mutated, *d, *i),
-            Diagonal(o, a, b) => base.diagonal_scatter_in_place(mutated, *o, *a, *b),
-            AsStrided(s, st, o) => base.as_strided_scatter_in_place(mutated, s, st, *o),
+            Slice(d, s, e, st) => base.slice_scatter_in_place(mutated, *d, *s, *e, *st, caller),
+            Select(d, i) => base.select_scatter_in_place(mutated, *d, *i, caller),
+            Diagonal(o, a, b) => base.diagonal_scatter_in_place(mutated, *o, *a, *b, caller),
+            AsStrided(s, st, o) => base.as_strided_scatter_in_place(mutated, s, st, *o, caller),
             Unfold(..) => {
                 // As in `reverse`: the windows of the unfold of a contiguous base.
                 let l = self.apply_layout(&Layout::contiguous(base.shape()));
                 let size: Vec<i64> = l.shape.iter().map(|&x| x as i64).collect();
                 let stride: Vec<i64> = l.strides.iter().map(|&x| x as i64).collect();
-                base.as_strided_scatter_in_place(mutated, &size, &stride, l.offset as i64)
+                base.as_strided_scatter_in_place(mutated, &size, &stride, l.offset as i64, caller)
             }
             _ => false,
         }

@@ -27,7 +27,7 @@ mod meta;
 mod tracked;
 
 pub use chain::{replay, writeback, writeback_into};
-pub use donate::{can_donate, can_donate_alias, donated};
+pub use donate::{can_donate, can_donate_alias, can_donate_elem, can_donate_root, donated};
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use inputs::{
     InputKey, check_fresh, check_inputs_disjoint, input, write_back, write_back_all,

@@ -82,6 +82,10 @@ pub struct Tracked {
     /// state is made afresh at each use), so write-backs keep its value
     /// laid out as it was (see [`Tracked::element`]).
     element: bool,
+    /// For a mutated input (see [`Tracked::input`]): the address of the
+    /// caller's storage, whose one other handle cannot observe it while
+    /// the function runs; 0 otherwise.
+    caller: usize,
 }
 
 /// A layout in the original program, with whether it overlaps itself
@@ -155,7 +159,33 @@ impl Tracked {
             detached: None,
             orig: Orig::new(t.layout),
             element: false,
+            caller: 0,
         }
+    }
+
+    /// The state of a mutated input whose body handle is `t`. The caller
+    /// keeps one other handle to `t`'s storage (its own tensor, or, for an
+    /// input passed by value, the handle the exit writes back into), and
+    /// that handle cannot be used until the function returns: the caller's
+    /// `&mut` (or `&`) is held by the call, and the exit writes the final
+    /// value into it anyway. So while the root's value is still in the
+    /// caller's buffer and no third handle shares it, updates may be
+    /// computed in that buffer ([`can_donate_root`](super::can_donate_root)).
+    /// After a panic in the body, such an input holds a partial update, as
+    /// in the original program.
+    pub fn input<T: Element>(t: &Tensor<T>) -> Self {
+        Tracked {
+            caller: t.storage_key(),
+            ..Tracked::root(t)
+        }
+    }
+
+    /// How many handles to `t`'s storage, besides those the function holds,
+    /// cannot observe it while the function runs: 1 if `t` (this state's
+    /// value) still holds the caller's buffer of a mutated input, else 0.
+    #[inline]
+    pub(super) fn caller_handles<T: Element>(&self, t: &Tensor<T>) -> usize {
+        usize::from(self.caller != 0 && t.storage_key() == self.caller)
     }
 
     /// The state of an element of a collection (`xs[i]`, or a loop
@@ -289,6 +319,7 @@ pub fn view<T: Element>(
             }),
             orig: Orig::new(Layout::contiguous(value.shape())),
             element: false,
+            caller: 0,
         };
         return (value, state);
     }
@@ -313,6 +344,7 @@ pub fn view<T: Element>(
             detached: pstate.detached.as_ref().map(Copied::derived),
             orig,
             element: false,
+            caller: 0,
         },
     )
 }
@@ -357,6 +389,7 @@ pub fn multi_view<T: Element>(
                 detached: pstate.detached.as_ref().map(Copied::derived),
                 orig,
                 element: false,
+                caller: 0,
             }
         })
         .collect();
@@ -594,7 +627,8 @@ fn writeback_root<T: Element>(
     mode: Mode,
 ) {
     let was_contiguous = rstate.element && mode == Mode::Views && root.is_contiguous();
-    writeback_into(root, chain, new, mode);
+    let caller = rstate.caller_handles(root);
+    writeback_into(root, chain, new, caller, mode);
     if was_contiguous && !root.is_contiguous() {
         *root = root.contiguous();
     }

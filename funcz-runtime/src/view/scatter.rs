@@ -75,6 +75,11 @@ impl<T: Element> Tensor<T> {
     /// `is_window(base, src)`, if given, must say exactly whether `src`
     /// reaches the elements of `window(base)` in order (a cheaper test than
     /// building the window, for the common views).
+    ///
+    /// `caller` (0 or 1) counts a further handle to the buffer that cannot
+    /// observe it until the functionalized function returns: the caller's
+    /// tensor, when `self` is the value of a mutated input that still holds
+    /// the caller's buffer (see `rt::Tracked::input`).
     fn scatter_in_place(
         &mut self,
         name: &'static str,
@@ -82,6 +87,7 @@ impl<T: Element> Tensor<T> {
         src: &Tensor<T>,
         window: impl FnOnce(&Layout) -> Layout,
         is_window: Option<&WindowTest<'_>>,
+        caller: usize,
     ) -> bool {
         if !self.layout.is_contiguous()
             || self.layout.offset != 0
@@ -89,7 +95,7 @@ impl<T: Element> Tensor<T> {
         {
             return false;
         }
-        let in_window = match Arc::strong_count(&self.storage) {
+        let in_window = match Arc::strong_count(&self.storage) - caller {
             1 => false,
             2 if src.same_storage(self) => true,
             _ => return false,
@@ -114,8 +120,8 @@ impl<T: Element> Tensor<T> {
         };
         let Renamed(id) = op(name, args, || {
             if let Some(w) = w.filter(|w| w.numel() > 0) {
-                // `self` is the only handle to its storage, so no other
-                // thread can hold (or wait for) its lock.
+                // Nobody else can observe the storage; a caller's handle
+                // is borrowed by the running function.
                 let mut d = self.storage.write_unversioned();
                 let s = src.storage.read();
                 if src.layout.is_contiguous() {
@@ -141,6 +147,7 @@ impl<T: Element> Tensor<T> {
         start: i64,
         end: i64,
         step: i64,
+        caller: usize,
     ) -> bool {
         let id = self.id;
         self.scatter_in_place(
@@ -170,6 +177,7 @@ impl<T: Element> Tensor<T> {
                     s,
                 )
             }),
+            caller,
         )
     }
 
@@ -180,6 +188,7 @@ impl<T: Element> Tensor<T> {
         src: &Tensor<T>,
         dim: i64,
         index: i64,
+        caller: usize,
     ) -> bool {
         let id = self.id;
         self.scatter_in_place(
@@ -191,6 +200,7 @@ impl<T: Element> Tensor<T> {
                 let (d, i) = shape::select_index("select_scatter", b, dim, index);
                 window_is(b, p, d, None, 0, i)
             }),
+            caller,
         )
     }
 
@@ -202,6 +212,7 @@ impl<T: Element> Tensor<T> {
         offset: i64,
         dim1: i64,
         dim2: i64,
+        caller: usize,
     ) -> bool {
         let id = self.id;
         self.scatter_in_place(
@@ -210,6 +221,7 @@ impl<T: Element> Tensor<T> {
             src,
             |l| shape::diagonal_layout("diagonal_scatter", l, offset, dim1, dim2),
             None,
+            caller,
         )
     }
 
@@ -221,6 +233,7 @@ impl<T: Element> Tensor<T> {
         size: &[i64],
         stride: &[i64],
         storage_offset: i64,
+        caller: usize,
     ) -> bool {
         let id = self.id;
         let len = self.numel();
@@ -238,6 +251,7 @@ impl<T: Element> Tensor<T> {
             src,
             |_| shape::as_strided_layout("as_strided_scatter", len, size, stride, storage_offset),
             None,
+            caller,
         )
     }
 
