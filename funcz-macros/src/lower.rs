@@ -1278,6 +1278,33 @@ impl<'a> Lowerer<'a> {
                             #rt::commit_from(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new, #mode);
                         ))
                     }
+                    None if matches!(want, Want::Nothing)
+                        && window_step(&steps)
+                        && !args.iter().any(|a| mentions(a.to_token_stream(), &pv)) =>
+                    {
+                        // `root.narrow(..).copy_(x);`: the view is a
+                        // temporary, so the runtime needs no state for it
+                        // and writes straight into a uniquely held root.
+                        let Step::View(vm, vargs) = &steps[0] else {
+                            unreachable!("a multi-output step is not a statement's only step")
+                        };
+                        stmts.pop(); // the view `emit_steps_from` made: `update_view` makes it
+                        let fname_str = fname.to_string();
+                        let method = &m.method;
+                        let names: Vec<Ident> = (0..args.len())
+                            .map(|k| tmp(&format!("__fz_arg{k}")))
+                            .collect();
+                        let vals = args.iter();
+                        let tv = tmp("__fz_v");
+                        stmts.push(pq!(
+                            #rt::update_view(
+                                #op, #fname_str, &mut #pv, &mut #ps,
+                                #rt::ViewMeta::#vm(#vargs), #mode, (#(#vals,)*),
+                                |#tv, (#(#names,)*)| { #tv.#method(#(#names),*); },
+                                |#tv, (#(#names,)*)| #tv.#fname(#(#names),*),
+                            );
+                        ));
+                    }
                     other => {
                         // A view of the root: the in-place kernel may run on
                         // the view when nobody else can observe it.
@@ -1623,6 +1650,38 @@ impl<'a> Lowerer<'a> {
             }
         }
     }
+}
+
+/// True if `steps` is one view whose inverse is a scatter into a window
+/// (`narrow`, `slice`, `select`, `diagonal`): `rt::update_view` writes such
+/// a view of a uniquely held root in place.
+fn window_step(steps: &[Step]) -> bool {
+    match steps {
+        [Step::View(m, _)] => matches!(
+            m.to_string().as_str(),
+            "narrow" | "slice" | "select" | "diagonal"
+        ),
+        _ => false,
+    }
+}
+
+/// True if `tokens` mention an identifier of `place` (an argument that
+/// borrows the place cannot be passed beside `&mut place`).
+fn mentions(tokens: TokenStream, place: &TokenStream) -> bool {
+    fn idents(ts: TokenStream, out: &mut Vec<Ident>) {
+        for t in ts {
+            match t {
+                TokenTree::Ident(i) => out.push(i),
+                TokenTree::Group(g) => idents(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut want = Vec::new();
+    idents(place.clone(), &mut want);
+    let mut seen = Vec::new();
+    idents(tokens, &mut seen);
+    seen.iter().any(|i| want.contains(i))
 }
 
 /// A functional update with buffer donation. The arguments are evaluated

@@ -15,7 +15,7 @@ pub const MAX_DIMS: usize = 8;
 /// assert_eq!(&d[..], &[2, 3]);
 /// assert_eq!(d.iter().product::<usize>(), 6);
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, Default)]
 pub struct Dims {
     len: u8,
     data: [usize; MAX_DIMS],
@@ -99,6 +99,23 @@ impl DerefMut for Dims {
     #[inline]
     fn deref_mut(&mut self) -> &mut [usize] {
         &mut self.data[..self.len as usize]
+    }
+}
+
+// Equality and hashing look at the entries in use only (a layout
+// comparison is on the hot path of every view functionalized code makes).
+impl PartialEq for Dims {
+    #[inline]
+    fn eq(&self, other: &Dims) -> bool {
+        self.deref() == other.deref()
+    }
+}
+
+impl Eq for Dims {}
+
+impl std::hash::Hash for Dims {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.deref().hash(state)
     }
 }
 

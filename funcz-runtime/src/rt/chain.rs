@@ -6,6 +6,7 @@ use crate::tensor::Tensor;
 
 use super::Mode;
 use super::meta::ViewMeta;
+use crate::view::InPlace;
 
 /// The value of the alias reached from `root` through `chain` (each view
 /// replayed, or its `*_copy`, by mode). Recorded in the trace.
@@ -66,15 +67,14 @@ pub fn writeback<T: Element>(
 /// the same as [`writeback`]'s: the scatter is recorded as a functional op
 /// with a fresh output. Intermediate bases (chains of two or more views)
 /// are dropped before that last scatter, so that they do not count as
-/// observers. `caller` (0 or 1) counts a handle that cannot observe the
-/// root's buffer while the function runs (see [`Tracked::input`]).
-///
-/// [`Tracked::input`]: super::Tracked::input
-pub fn writeback_into<T: Element>(
+/// observers. `how` counts a handle that cannot observe the root's buffer
+/// while the function runs (see `Tracked::input`) and says whether `new`,
+/// when it shares the root's buffer, is known to be its window.
+pub(crate) fn writeback_into<T: Element>(
     root: &mut Tensor<T>,
     chain: &[ViewMeta],
     new: &Tensor<T>,
-    caller: usize,
+    how: InPlace,
     mode: Mode,
 ) {
     let n = chain.len();
@@ -83,7 +83,7 @@ pub fn writeback_into<T: Element>(
         return;
     }
     let t = if n == 1 {
-        if chain[0].reverse_in_place(root, new, caller) {
+        if chain[0].reverse_in_place(root, new, how) {
             return;
         }
         new.handle()
@@ -110,7 +110,14 @@ pub fn writeback_into<T: Element>(
             t = chain[i].reverse(&bases[i - 1], t, mode);
         }
         drop(bases);
-        if chain[0].reverse_in_place(root, &t, caller) {
+        if chain[0].reverse_in_place(
+            root,
+            &t,
+            InPlace {
+                known_window: false,
+                ..how
+            },
+        ) {
             return;
         }
         t

@@ -168,6 +168,19 @@ impl ViewMeta {
         )
     }
 
+    /// True for the views whose inverse is a scatter into a window of the
+    /// base and that keep a non-overlapping base non-overlapping (`narrow`,
+    /// `slice`, `select`, `diagonal`).
+    pub fn is_window(&self) -> bool {
+        matches!(
+            self,
+            ViewMeta::Narrow(..)
+                | ViewMeta::Slice(..)
+                | ViewMeta::Select(..)
+                | ViewMeta::Diagonal(..)
+        )
+    }
+
     /// True for `reshape`/`flatten`/`contiguous`, which alias only when the
     /// strides allow it.
     pub fn is_maybe_view(&self) -> bool {
@@ -488,7 +501,7 @@ impl ViewMeta {
         &self,
         base: &mut Tensor<T>,
         mutated: &Tensor<T>,
-        caller: usize,
+        how: crate::view::InPlace,
     ) -> bool {
         use ViewMeta::*;
         match self {
@@ -496,18 +509,18 @@ impl ViewMeta {
                 let dim = crate::layout::normalize_dim("narrow", *d, base.dim());
                 let size = base.shape()[dim] as i64;
                 let start = if *s < 0 { s + size } else { *s };
-                base.slice_scatter_in_place(mutated, *d, start, start + n, 1, caller)
+                base.slice_scatter_in_place(mutated, *d, start, start + n, 1, how)
             }
-            Slice(d, s, e, st) => base.slice_scatter_in_place(mutated, *d, *s, *e, *st, caller),
-            Select(d, i) => base.select_scatter_in_place(mutated, *d, *i, caller),
-            Diagonal(o, a, b) => base.diagonal_scatter_in_place(mutated, *o, *a, *b, caller),
-            AsStrided(s, st, o) => base.as_strided_scatter_in_place(mutated, s, st, *o, caller),
+            Slice(d, s, e, st) => base.slice_scatter_in_place(mutated, *d, *s, *e, *st, how),
+            Select(d, i) => base.select_scatter_in_place(mutated, *d, *i, how),
+            Diagonal(o, a, b) => base.diagonal_scatter_in_place(mutated, *o, *a, *b, how),
+            AsStrided(s, st, o) => base.as_strided_scatter_in_place(mutated, s, st, *o, how),
             Unfold(..) => {
                 // As in `reverse`: the windows of the unfold of a contiguous base.
                 let l = self.apply_layout(&Layout::contiguous(base.shape()));
                 let size: Vec<i64> = l.shape.iter().map(|&x| x as i64).collect();
                 let stride: Vec<i64> = l.strides.iter().map(|&x| x as i64).collect();
-                base.as_strided_scatter_in_place(mutated, &size, &stride, l.offset as i64, caller)
+                base.as_strided_scatter_in_place(mutated, &size, &stride, l.offset as i64, how)
             }
             _ => false,
         }

@@ -12,7 +12,7 @@
 //! [`can_donate`] (or [`can_donate_alias`]) allows, then [`donated_root`] /
 //! [`commit_donated`] record it as the functional op with a fresh identity,
 //! and write-backs into a uniquely held root write only the window
-//! ([`writeback_into`]); traces stay functional.
+//! (`writeback_into`); traces stay functional.
 //!
 //! Generated code calls these functions by absolute path
 //! (`::funcz::rt::...`); they are public so that expansions compile in user
@@ -26,7 +26,7 @@ mod inputs;
 mod meta;
 mod tracked;
 
-pub use chain::{replay, writeback, writeback_into};
+pub use chain::{replay, writeback};
 pub use donate::{can_donate, can_donate_alias, can_donate_elem, can_donate_root, donated};
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use inputs::{
@@ -36,8 +36,8 @@ pub use inputs::{
 pub use meta::{MultiMeta, ViewMeta};
 pub use tracked::{
     Tracked, bind_view, bind_views, check_chain_copy, commit, commit_donated, commit_from,
-    commit_root, donated_root, handle, meta_inplace, multi_view, sync, sync_all, version, view,
-    view_value,
+    commit_root, donated_root, handle, meta_inplace, multi_view, sync, sync_all, update_view,
+    version, view, view_value,
 };
 
 /// Which ops the functionalized body may still run.

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::element::Element;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
+use crate::view::InPlace;
 
 use super::Mode;
 use super::chain::{replay, writeback, writeback_into};
@@ -455,7 +456,7 @@ fn overlap_error(op: &str, orig: &Orig) -> ! {
 ///
 /// The alias's old value is dropped first, so that a root it was a view of
 /// can be uniquely held again; a uniquely held root then takes the write
-/// as an in-window scatter into its own buffer (see [`writeback_into`]).
+/// as an in-window scatter into its own buffer (see `writeback_into`).
 pub fn commit<T: Element>(
     op: &str,
     root: &mut Tensor<T>,
@@ -467,7 +468,7 @@ pub fn commit<T: Element>(
 ) {
     check_overlap(op, &state.orig);
     *value = new;
-    commit_value(op, root, rstate, value, state, mode);
+    commit_value(op, root, rstate, value, state, false, mode);
 }
 
 /// The donating twin of [`commit`]: the in-place op `op` already ran on
@@ -489,7 +490,85 @@ pub fn commit_donated<T: Element>(
 ) {
     check_overlap(op, &state.orig);
     super::donated(functional, value);
-    commit_value(op, root, rstate, value, state, mode);
+    // Written through a current one-view alias of the root's buffer: the
+    // alias is that view of the root as it is now, so it is exactly the
+    // scatter's window (see `can_donate_alias`).
+    let known_window =
+        state.chain.len() == 1 && value.same_storage(root) && state.is_current(rstate);
+    commit_value(op, root, rstate, value, state, known_window, mode);
+}
+
+/// `root.<meta>().<op>(args)` as a statement (`cache.narrow(0, pos,
+/// 1).copy_(&row);`): the in-place op `op` on a temporary view of `root`
+/// (state `rstate`), whose functional twin is `functional`. `inplace` runs
+/// the in-place op on a view, `functional_op` the functional one; each gets
+/// the evaluated arguments `args` (only one of them runs).
+///
+/// In [`Mode::Views`], for a view whose inverse is a scatter into its
+/// window ([`ViewMeta::is_window`]) of a root buffer nobody else can
+/// observe (see [`can_donate_root`](super::can_donate_root)), the op runs
+/// on the view itself, in the root's buffer, and the trace records the
+/// view, the functional op and the scatter, as [`commit_donated`] does,
+/// without making a state for the view. Otherwise it is exactly [`view`]
+/// then [`commit_donated`] or [`commit`].
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut cache = Tensor::<f32>::zeros(&[3, 2]);
+/// let mut s = Tracked::root(&cache);
+/// let row = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[1, 2]);
+/// rt::update_view(
+///     "copy_", "copy", &mut cache, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views, (&row,),
+///     |v, (r,)| { v.copy_(r); },
+///     |v, (r,)| v.copy(r),
+/// );
+/// assert_eq!(cache.to_vec(), vec![0.0, 0.0, 1.0, 2.0, 0.0, 0.0]);
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn update_view<T: Element, A>(
+    op: &str,
+    functional: &'static str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+    args: A,
+    inplace: impl FnOnce(&Tensor<T>, A),
+    functional_op: impl FnOnce(&Tensor<T>, A) -> Tensor<T>,
+) {
+    if mode == Mode::Views
+        && meta.is_window()
+        && rstate.chain.is_empty()
+        && rstate.detached.is_none()
+        && !rstate.orig.overlaps
+    {
+        let caller = rstate.caller_handles(root);
+        if super::donate::sole_row_major(root, caller) {
+            let mut v = meta.forward(root, mode);
+            inplace(&v, args);
+            super::donated(functional, &mut v);
+            let how = InPlace {
+                caller,
+                known_window: true,
+            };
+            if !meta.reverse_in_place(root, &v, how) {
+                // Not reached (`root` and `v` are the buffer's only
+                // handles); the copying scatter computes the same value.
+                *root = meta.reverse(root, v, mode);
+            }
+            rstate.generation += 1;
+            return;
+        }
+    }
+    let (mut v, mut s) = view(root, rstate, meta, mode);
+    if super::can_donate_alias(root, rstate, &v, &s) {
+        inplace(&v, args);
+        commit_donated(op, functional, root, rstate, &mut v, &mut s, mode);
+    } else {
+        let new = functional_op(&v, args);
+        commit(op, root, rstate, &mut v, &mut s, new, mode);
+    }
 }
 
 /// Writes the alias's new `value` back into `root` (if the alias still
@@ -502,10 +581,11 @@ fn commit_value<T: Element>(
     rstate: &mut Tracked,
     value: &Tensor<T>,
     state: &mut Tracked,
+    known_window: bool,
     mode: Mode,
 ) {
     if state.follows(rstate) {
-        writeback_root(root, rstate, state.chain(), value, mode);
+        writeback_root(root, rstate, state.chain(), value, known_window, mode);
         rstate.generation += 1;
         state.generation = rstate.generation;
     } else if let Some(c) = &mut state.detached {
@@ -609,7 +689,7 @@ pub fn commit_from<T: Element>(
             s.seen = p.seen;
         }
     } else if state.follows(rstate) {
-        writeback_root(root, rstate, state.chain(), value, mode);
+        writeback_root(root, rstate, state.chain(), value, false, mode);
         rstate.generation += 1;
         state.generation = rstate.generation;
     } else if state.detached.is_none() {
@@ -617,18 +697,22 @@ pub fn commit_from<T: Element>(
     }
 }
 
-/// [`writeback_into`], keeping a collection element's layout (see
+/// `writeback_into`, keeping a collection element's layout (see
 /// [`Tracked::element`]).
 fn writeback_root<T: Element>(
     root: &mut Tensor<T>,
     rstate: &Tracked,
     chain: &[ViewMeta],
     new: &Tensor<T>,
+    known_window: bool,
     mode: Mode,
 ) {
     let was_contiguous = rstate.element && mode == Mode::Views && root.is_contiguous();
-    let caller = rstate.caller_handles(root);
-    writeback_into(root, chain, new, caller, mode);
+    let how = InPlace {
+        caller: rstate.caller_handles(root),
+        known_window,
+    };
+    writeback_into(root, chain, new, how, mode);
     if was_contiguous && !root.is_contiguous() {
         *root = root.contiguous();
     }

@@ -25,6 +25,7 @@ mod copies;
 pub(crate) mod gather;
 mod meta_inplace;
 mod scatter;
+pub(crate) use scatter::InPlace;
 pub mod shape;
 mod views;
 

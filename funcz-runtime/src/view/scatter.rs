@@ -76,10 +76,8 @@ impl<T: Element> Tensor<T> {
     /// reaches the elements of `window(base)` in order (a cheaper test than
     /// building the window, for the common views).
     ///
-    /// `caller` (0 or 1) counts a further handle to the buffer that cannot
-    /// observe it until the functionalized function returns: the caller's
-    /// tensor, when `self` is the value of a mutated input that still holds
-    /// the caller's buffer (see `rt::Tracked::input`).
+    /// `how` says which other handles cannot observe the buffer and whether
+    /// `src` is known to be the window (see [`InPlace`]).
     fn scatter_in_place(
         &mut self,
         name: &'static str,
@@ -87,7 +85,7 @@ impl<T: Element> Tensor<T> {
         src: &Tensor<T>,
         window: impl FnOnce(&Layout) -> Layout,
         is_window: Option<&WindowTest<'_>>,
-        caller: usize,
+        how: InPlace,
     ) -> bool {
         if !self.layout.is_contiguous()
             || self.layout.offset != 0
@@ -95,7 +93,7 @@ impl<T: Element> Tensor<T> {
         {
             return false;
         }
-        let in_window = match Arc::strong_count(&self.storage) - caller {
+        let in_window = match Arc::strong_count(&self.storage) - how.caller {
             1 => false,
             2 if src.same_storage(self) => true,
             _ => return false,
@@ -103,9 +101,15 @@ impl<T: Element> Tensor<T> {
         let w = if in_window {
             // `src` already is the window: nothing moves (and `src` was
             // written in place, so the window does not overlap itself).
-            let ok = match is_window {
+            let check = || match is_window {
                 Some(f) => f(&self.layout, &src.layout),
                 None => same_elements(&src.layout, &window(&self.layout)),
+            };
+            let ok = if how.known_window {
+                debug_assert!(check(), "{name}: the known window is not the view's");
+                true
+            } else {
+                check()
             };
             if !ok {
                 return false;
@@ -147,7 +151,7 @@ impl<T: Element> Tensor<T> {
         start: i64,
         end: i64,
         step: i64,
-        caller: usize,
+        how: InPlace,
     ) -> bool {
         let id = self.id;
         self.scatter_in_place(
@@ -177,7 +181,7 @@ impl<T: Element> Tensor<T> {
                     s,
                 )
             }),
-            caller,
+            how,
         )
     }
 
@@ -188,7 +192,7 @@ impl<T: Element> Tensor<T> {
         src: &Tensor<T>,
         dim: i64,
         index: i64,
-        caller: usize,
+        how: InPlace,
     ) -> bool {
         let id = self.id;
         self.scatter_in_place(
@@ -200,7 +204,7 @@ impl<T: Element> Tensor<T> {
                 let (d, i) = shape::select_index("select_scatter", b, dim, index);
                 window_is(b, p, d, None, 0, i)
             }),
-            caller,
+            how,
         )
     }
 
@@ -212,7 +216,7 @@ impl<T: Element> Tensor<T> {
         offset: i64,
         dim1: i64,
         dim2: i64,
-        caller: usize,
+        how: InPlace,
     ) -> bool {
         let id = self.id;
         self.scatter_in_place(
@@ -221,7 +225,7 @@ impl<T: Element> Tensor<T> {
             src,
             |l| shape::diagonal_layout("diagonal_scatter", l, offset, dim1, dim2),
             None,
-            caller,
+            how,
         )
     }
 
@@ -233,7 +237,7 @@ impl<T: Element> Tensor<T> {
         size: &[i64],
         stride: &[i64],
         storage_offset: i64,
-        caller: usize,
+        how: InPlace,
     ) -> bool {
         let id = self.id;
         let len = self.numel();
@@ -251,7 +255,7 @@ impl<T: Element> Tensor<T> {
             src,
             |_| shape::as_strided_layout("as_strided_scatter", len, size, stride, storage_offset),
             None,
-            caller,
+            how,
         )
     }
 
@@ -372,6 +376,20 @@ impl<T: Element> Tensor<T> {
             },
         )
     }
+}
+
+/// What an in-place scatter may assume (see `scatter_in_place`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct InPlace {
+    /// 0 or 1: a further handle to the base's buffer that cannot observe it
+    /// until the functionalized function returns (the caller's tensor, when
+    /// the base is the value of a mutated input that still holds the
+    /// caller's buffer; see `rt::Tracked::input`).
+    pub(crate) caller: usize,
+    /// A `src` that shares the base's buffer is known to be exactly the
+    /// scatter's window (the view this scatter inverts, made from the base
+    /// as it is now), so the check is skipped (kept as a debug assertion).
+    pub(crate) known_window: bool,
 }
 
 /// `is_window(base, src)`: whether `src` is exactly a scatter's window of
