@@ -1,21 +1,34 @@
-//! Functionalized code against the original mutating code.
+//! Functionalized code against the original mutating code and against a
+//! hand-written ndarray loop.
 //!
 //! Each kernel is written once and compiled three times: unannotated (the
 //! original, mutating program), `#[functionalize]` (`remove = "mutations"`,
 //! column `views`) and `#[functionalize(remove = "mutations_and_views")]`
-//! (column `copies`). For every kernel and size one run prints
+//! (column `copies`). It is also written a fourth time by hand on `ndarray`
+//! arrays, without the tensor library (column `nd`): the same f32
+//! operations in the same order, elementwise chains fused into one `Zip`
+//! pass, mutation done in place (`Zip`, `mapv_inplace`, `slice_mut` +
+//! `assign`), i.e. what one would write without `funcz`. Before anything is
+//! timed (in the smoke version too), every ndarray version runs once on the
+//! benchmark's own inputs and is asserted to produce the original's result
+//! (element by element, within 1e-5 relative), so the baseline provably
+//! does the same work. For every kernel and size one run prints
 //! - `orig`: time per call of the original,
 //! - `views/orig`, `copies/orig`: time per call of each functionalized mode
 //!   divided by the original's (1.00 = same speed),
-//! - `allocs/call` of each variant (a counting global allocator),
+//! - `nd`: time per call of the hand-written ndarray version,
+//! - `views/nd`: time per call of the `#[functionalize]` version divided by
+//!   the ndarray version's (1.00 = as fast as the hand-written loop),
+//! - `allocs/call` of the original, views and copies variants (a counting
+//!   global allocator),
 //! - `copy ref`: a memory-bandwidth reference, the time of plain
 //!   `copy_from_slice`s of the kernel's main data (`copy ref bytes`: one
 //!   copy of the tensor the kernel mutates, or, for the KV loop, one copy
 //!   of a row per step).
 //!
-//! Times are the minimum over samples interleaved across the variants in
-//! rotating order, so that machine noise hits all of them alike. Run:
-//! `cargo bench --bench functionalize` (under a minute once built; see
+//! Times are the minimum over samples interleaved across the four versions
+//! in rotating order, so that machine noise hits all of them alike. Run:
+//! `cargo bench --bench functionalize` (about a minute once built; see
 //! BENCHMARKS.md). `cargo test --benches` runs a tiny smoke version.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -24,6 +37,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use funcz::Tensor;
+use ndarray::{Array, Array1, Array2, ArrayBase, ArrayD, Data, Dimension, Zip, s};
 
 // ---------------------------------------------------------------------------
 // counting allocator
@@ -162,6 +176,277 @@ variants!(layer_norm, layer_norm_v, layer_norm_c; fn (x: &Tensor, w: &Tensor, b:
 });
 
 // ---------------------------------------------------------------------------
+// the same kernels, hand-written on ndarray
+
+/// The chain's ten ops on one element, in the kernel's order.
+#[inline(always)]
+fn chain_elem(x: f32, w: f32) -> f32 {
+    let y = (x * 1.01 + w - 0.5).max(0.0);
+    let y = (y / 1.01 - w + 0.5).clamp(-1000.0, 1000.0);
+    -y.abs()
+}
+
+fn chain_local_nd(x: &Array1<f32>, w: &Array1<f32>) -> Array1<f32> {
+    Zip::from(x).and(w).map_collect(|&x, &w| chain_elem(x, w))
+}
+
+fn chain_input_nd(x: &mut Array1<f32>, w: &Array1<f32>) {
+    Zip::from(x).and(w).for_each(|x, &w| *x = chain_elem(*x, w));
+}
+
+fn adam_nd(
+    params: &mut [ArrayD<f32>],
+    grads: &[ArrayD<f32>],
+    m: &mut [ArrayD<f32>],
+    v: &mut [ArrayD<f32>],
+    lr: f32,
+    step: i32,
+) {
+    let b1 = 0.9f32;
+    let b2 = 0.999f32;
+    let bc1 = 1.0 - b1.powi(step);
+    let bc2 = 1.0 - b2.powi(step);
+    let step_size = -lr / bc1;
+    for (((p, g), m), v) in params.iter_mut().zip(grads).zip(m).zip(v) {
+        Zip::from(p).and(g).and(m).and(v).for_each(|p, &g, m, v| {
+            *m = *m * b1 + g * (1.0 - b1);
+            *v = *v * b2 + (1.0 - b2) * g * g;
+            let denom = (*v / bc2).sqrt() + 1e-8;
+            *p += step_size * *m / denom;
+        });
+    }
+}
+
+fn kv_input_nd(cache: &mut Array2<f32>, new: &Array2<f32>, pos: usize) {
+    cache.slice_mut(s![pos..pos + 1, ..]).assign(new);
+}
+
+fn kv_local_nd(new: &Array2<f32>, steps: usize) -> Array2<f32> {
+    let mut cache = Array2::zeros((4096, new.ncols()));
+    for step in 0..steps {
+        let row = step % 16;
+        cache.slice_mut(s![row..row + 1, ..]).assign(new);
+    }
+    cache
+}
+
+fn rows_input_nd(b: &mut Array2<f32>, n: usize) {
+    b.slice_mut(s![..n, ..]).mapv_inplace(|x| x * 2.0);
+}
+
+fn rows_local_nd(x: &Array2<f32>, n: usize) -> Array2<f32> {
+    let mut b = x.clone();
+    b.slice_mut(s![..n, ..]).mapv_inplace(|x| x * 2.0);
+    b
+}
+
+fn layer_norm_nd(x: &Array2<f32>, w: &Array1<f32>, b: &Array1<f32>) -> Array2<f32> {
+    let n = x.ncols() as f32;
+    let mut y = x.clone();
+    for mut row in y.rows_mut() {
+        let mean = row.sum() / n;
+        row.mapv_inplace(|v| v - mean);
+        let std = (row.dot(&row) / n + 1e-5).sqrt();
+        Zip::from(&mut row)
+            .and(w)
+            .and(b)
+            .for_each(|y, &w, &b| *y = *y / std * w + b);
+    }
+    y
+}
+
+// ---------------------------------------------------------------------------
+// inputs, and the check that the ndarray versions do the same work
+
+/// What one run benchmarks (and checks).
+struct Sizes {
+    /// Chain lengths, with their labels.
+    chain: &'static [(usize, &'static str)],
+    /// Adam's parameter shapes.
+    adam: &'static [&'static [usize]],
+    /// KV cache rows and columns (the local cache always has 4096 rows).
+    kv: (usize, usize),
+    /// Row updates per call of the local KV loop.
+    kv_steps: usize,
+    /// Rows and columns of the row loops.
+    rows: (usize, usize),
+    /// Rows and columns of the layer norm.
+    layer_norm: (usize, usize),
+}
+
+impl Sizes {
+    fn new(full: bool) -> Self {
+        if full {
+            Sizes {
+                chain: &[
+                    (1 << 10, "1K"),
+                    (1 << 16, "64K"),
+                    (1 << 20, "1M"),
+                    (1 << 24, "16M"),
+                ],
+                adam: &[&[1024, 1024], &[1024], &[4096, 256], &[256]],
+                kv: (4096, 4096),
+                kv_steps: 2048,
+                rows: (1024, 1024),
+                layer_norm: (1024, 1024),
+            }
+        } else {
+            Sizes {
+                chain: &[(1 << 10, "1K")],
+                adam: &[&[8, 8], &[8]],
+                kv: (16, 16),
+                kv_steps: 4,
+                rows: (8, 8),
+                layer_norm: (4, 8),
+            }
+        }
+    }
+}
+
+fn chain_x(n: usize) -> Tensor {
+    Tensor::randn(&[n], 1)
+}
+
+fn chain_w(n: usize) -> Tensor {
+    Tensor::rand(&[n], 2)
+}
+
+fn adam_tensors(shapes: &[&[usize]], seed: u64) -> Vec<Tensor> {
+    shapes
+        .iter()
+        .enumerate()
+        .map(|(k, s)| Tensor::randn(s, seed * 10 + k as u64))
+        .collect()
+}
+
+fn adam_grads(shapes: &[&[usize]]) -> Vec<Tensor> {
+    adam_tensors(shapes, 1)
+}
+
+/// Parameters, first moments and second moments.
+fn adam_state(shapes: &[&[usize]]) -> [Vec<Tensor>; 3] {
+    [
+        adam_tensors(shapes, 2),
+        adam_tensors(shapes, 3).iter().map(|t| t.abs()).collect(),
+        adam_tensors(shapes, 4),
+    ]
+}
+
+fn kv_row(cols: usize) -> Tensor {
+    Tensor::randn(&[1, cols], 5)
+}
+
+fn rows_b(rows: usize, cols: usize) -> Tensor {
+    Tensor::randn(&[rows, cols], 6)
+}
+
+fn rows_x(rows: usize, cols: usize) -> Tensor {
+    Tensor::randn(&[rows, cols], 7)
+}
+
+/// `x`, `w` and `b`.
+fn layer_norm_inputs(rows: usize, cols: usize) -> [Tensor; 3] {
+    [
+        Tensor::randn(&[rows, cols], 8),
+        Tensor::rand(&[cols], 9),
+        Tensor::randn(&[cols], 10),
+    ]
+}
+
+/// A copy of `t` as an ndarray array of dimension `D`.
+fn nd<D: Dimension>(t: &Tensor) -> Array<f32, D> {
+    t.to_ndarray()
+        .into_dimensionality()
+        .expect("tensor rank matches the ndarray version's")
+}
+
+fn nds(ts: &[Tensor]) -> Vec<ArrayD<f32>> {
+    ts.iter().map(Tensor::to_ndarray).collect()
+}
+
+/// Asserts that `nd` (the ndarray version's result) has `orig`'s (the
+/// original's) shape and values, each within 1e-5 relative (NaN matches
+/// NaN).
+fn assert_same<S: Data<Elem = f32>, D: Dimension>(
+    kernel: &str,
+    orig: &Tensor,
+    nd: &ArrayBase<S, D>,
+) {
+    assert_eq!(orig.shape(), nd.shape(), "{kernel}: shape");
+    for (i, (&x, &y)) in orig.to_vec().iter().zip(nd.iter()).enumerate() {
+        assert!(
+            x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-5 * x.abs().max(y.abs()),
+            "{kernel}: element {i}: original {x}, ndarray {y}"
+        );
+    }
+}
+
+/// Runs every ndarray version once, next to the original on the same
+/// inputs the benchmark uses, and asserts that both compute the same
+/// values (for mutating kernels: leave the same mutated state).
+fn check_nd(sz: &Sizes) {
+    for &(n, _) in sz.chain {
+        let (mut x, w) = (chain_x(n), chain_w(n));
+        let (mut xa, wa) = (nd(&x), nd(&w));
+        assert_same(
+            "chain (local)",
+            &chain_local(&x, &w),
+            &chain_local_nd(&xa, &wa),
+        );
+        chain_input(&mut x, &w);
+        chain_input_nd(&mut xa, &wa);
+        assert_same("chain (input)", &x, &xa);
+    }
+
+    let grads = adam_grads(sz.adam);
+    let [mut p, mut m, mut v] = adam_state(sz.adam);
+    let [mut pa, mut ma, mut va] = [&p, &m, &v].map(|ts| nds(ts));
+    adam(&mut p, &grads, &mut m, &mut v, 1e-3, 10);
+    adam_nd(&mut pa, &nds(&grads), &mut ma, &mut va, 1e-3, 10);
+    for (name, ts, arrays) in [("params", &p, &pa), ("m", &m, &ma), ("v", &v, &va)] {
+        for (t, a) in ts.iter().zip(arrays) {
+            assert_same(&format!("adam ({name})"), t, a);
+        }
+    }
+
+    let (rows, cols) = sz.kv;
+    let new = kv_row(cols);
+    let new_a = nd(&new);
+    let mut cache = Tensor::zeros(&[rows, cols]);
+    let mut cache_a = Array2::zeros((rows, cols));
+    kv_input(&mut cache, &new, 7);
+    kv_input_nd(&mut cache_a, &new_a, 7);
+    assert_same("kv (input)", &cache, &cache_a);
+    drop((cache, cache_a));
+    assert_same(
+        "kv (local)",
+        &kv_local(&new, sz.kv_steps),
+        &kv_local_nd(&new_a, sz.kv_steps),
+    );
+
+    let (rows, cols) = sz.rows;
+    let mut b = rows_b(rows, cols);
+    let mut ba = nd(&b);
+    rows_input(&mut b, rows);
+    rows_input_nd(&mut ba, rows);
+    assert_same("rows (input)", &b, &ba);
+    let x = rows_x(rows, cols);
+    assert_same(
+        "rows (local)",
+        &rows_local(&x, rows),
+        &rows_local_nd(&nd(&x), rows),
+    );
+
+    let (rows, cols) = sz.layer_norm;
+    let [x, w, b] = layer_norm_inputs(rows, cols);
+    assert_same(
+        "layer_norm",
+        &layer_norm(&x, &w, &b),
+        &layer_norm_nd(&nd(&x), &nd(&w), &nd(&b)),
+    );
+}
+
+// ---------------------------------------------------------------------------
 // measurement
 
 struct Plan {
@@ -288,42 +573,39 @@ struct Table {
 impl Table {
     fn header(&self) {
         println!(
-            "| {:<17} | {:>9} | {:>9} | {:>10} | {:>11} | {:>19} | {:>9} | {:>16} |",
+            "| {:<17} | {:>9} | {:>9} | {:>10} | {:>11} | {:>9} | {:>10} | {:>19} | {:>9} | {:>16} |",
             "kernel",
             "size",
             "orig",
             "views/orig",
             "copies/orig",
+            "nd",
+            "views/nd",
             "allocs/call o/v/c",
             "copy ref",
             "copy ref bytes"
         );
         println!(
-            "|{:-<19}|{:->11}|{:->11}|{:->12}|{:->13}|{:->21}|{:->11}|{:->18}|",
-            "", "", "", "", "", "", "", ""
+            "|{:-<19}|{:->11}|{:->11}|{:->12}|{:->13}|{:->11}|{:->12}|{:->21}|{:->11}|{:->18}|",
+            "", "", "", "", "", "", "", "", "", ""
         );
     }
 
-    /// Measures the three variants and prints one row.
-    fn row(
-        &self,
-        kernel: &str,
-        size: &str,
-        bytes: Bytes,
-        orig: &mut dyn FnMut(),
-        views: &mut dyn FnMut(),
-        copies: &mut dyn FnMut(),
-    ) {
-        let r = measure(&self.plan, &mut [orig, views, copies]);
+    /// Measures the original, views, copies and ndarray versions (in that
+    /// order in `fs`) and prints one row.
+    fn row(&self, kernel: &str, size: &str, bytes: Bytes, mut fs: [&mut dyn FnMut(); 4]) {
+        let r = measure(&self.plan, &mut fs);
         let copy = copy_time(&self.plan, bytes);
         let secs = |k: usize| r[k].0.as_secs_f64();
         println!(
-            "| {:<17} | {:>9} | {:>9} | {:>10.2} | {:>11.2} | {:>19} | {:>9} | {:>16} |",
+            "| {:<17} | {:>9} | {:>9} | {:>10.2} | {:>11.2} | {:>9} | {:>10.2} | {:>19} | {:>9} | {:>16} |",
             kernel,
             size,
             fmt_time(r[0].0),
             secs(1) / secs(0),
             secs(2) / secs(0),
+            fmt_time(r[3].0),
+            secs(1) / secs(3),
             format!(
                 "{} / {} / {}",
                 fmt_allocs(r[0].1),
@@ -351,115 +633,111 @@ fn main() {
             sample_time: Duration::from_micros(1),
         }
     };
+    let sz = Sizes::new(full);
+    check_nd(&sz);
     let t = Table { plan };
     println!(
         "funcz: functionalized / original time per call (f32, min of {} interleaved samples; views = \
-         #[functionalize], copies = remove = \"mutations_and_views\")\n",
+         #[functionalize], copies = remove = \"mutations_and_views\", nd = the kernel hand-written \
+         on ndarray, checked to give the original's result)\n",
         t.plan.samples
     );
     t.header();
 
     // 10-op chains.
-    let sizes: &[(usize, &str)] = if full {
-        &[
-            (1 << 10, "1K"),
-            (1 << 16, "64K"),
-            (1 << 20, "1M"),
-            (1 << 24, "16M"),
-        ]
-    } else {
-        &[(1 << 10, "1K")]
-    };
-    for &(n, name) in sizes {
-        let x = Tensor::<f32>::randn(&[n], 1);
-        let w = Tensor::<f32>::rand(&[n], 2);
+    for &(n, name) in sz.chain {
+        let (x, w) = (chain_x(n), chain_w(n));
+        let (xa, wa) = (nd(&x), nd(&w));
         t.row(
             "chain (local)",
             name,
             once(n * 4),
-            &mut || {
-                black_box(chain_local(&x, &w));
-            },
-            &mut || {
-                black_box(chain_local_v(&x, &w));
-            },
-            &mut || {
-                black_box(chain_local_c(&x, &w));
-            },
+            [
+                &mut || {
+                    black_box(chain_local(&x, &w));
+                },
+                &mut || {
+                    black_box(chain_local_v(&x, &w));
+                },
+                &mut || {
+                    black_box(chain_local_c(&x, &w));
+                },
+                &mut || {
+                    black_box(chain_local_nd(&xa, &wa));
+                },
+            ],
         );
     }
-    for &(n, name) in sizes {
-        let mut xs = [
-            Tensor::<f32>::randn(&[n], 1),
-            Tensor::<f32>::randn(&[n], 1),
-            Tensor::<f32>::randn(&[n], 1),
-        ];
-        let w = Tensor::<f32>::rand(&[n], 2);
+    for &(n, name) in sz.chain {
+        let mut xs = [chain_x(n), chain_x(n), chain_x(n)];
+        let w = chain_w(n);
+        let mut xa = nd(&xs[0]);
+        let wa = nd(&w);
         let [x0, x1, x2] = &mut xs;
         t.row(
             "chain (input)",
             name,
             once(n * 4),
-            &mut || chain_input(x0, &w),
-            &mut || chain_input_v(x1, &w),
-            &mut || chain_input_c(x2, &w),
+            [
+                &mut || chain_input(x0, &w),
+                &mut || chain_input_v(x1, &w),
+                &mut || chain_input_c(x2, &w),
+                &mut || chain_input_nd(&mut xa, &wa),
+            ],
         );
     }
 
     // Adam over four parameter tensors.
-    let shapes: &[&[usize]] = if full {
-        &[&[1024, 1024], &[1024], &[4096, 256], &[256]]
-    } else {
-        &[&[8, 8], &[8]]
-    };
-    let numel: usize = shapes.iter().map(|s| s.iter().product::<usize>()).sum();
-    let make = |seed: u64| -> Vec<Tensor> {
-        shapes
-            .iter()
-            .enumerate()
-            .map(|(k, s)| Tensor::<f32>::randn(s, seed * 10 + k as u64))
-            .collect()
-    };
-    let grads = make(1);
-    let mut state: Vec<[Vec<Tensor>; 3]> = (0..3)
-        .map(|_| [make(2), make(3).iter().map(|t| t.abs()).collect(), make(4)])
-        .collect();
+    let numel: usize = sz.adam.iter().map(|s| s.iter().product::<usize>()).sum();
+    let grads = adam_grads(sz.adam);
+    let mut state: Vec<[Vec<Tensor>; 3]> = (0..3).map(|_| adam_state(sz.adam)).collect();
     let [s0, s1, s2] = &mut state[..] else {
         unreachable!()
     };
     let [p0, m0, v0] = s0;
     let [p1, m1, v1] = s1;
     let [p2, m2, v2] = s2;
-    let sz = format!("{:.1}M", numel as f64 / (1 << 20) as f64);
+    let grads_a = nds(&grads);
+    let [mut pa, mut ma, mut va] = adam_state(sz.adam).map(|ts| nds(&ts));
+    let size = format!("{:.1}M", numel as f64 / (1 << 20) as f64);
     t.row(
         "adam (4 params)",
-        &sz,
+        &size,
         once(numel * 4),
-        &mut || adam(p0, &grads, m0, v0, 1e-3, 10),
-        &mut || adam_v(p1, &grads, m1, v1, 1e-3, 10),
-        &mut || adam_c(p2, &grads, m2, v2, 1e-3, 10),
+        [
+            &mut || adam(p0, &grads, m0, v0, 1e-3, 10),
+            &mut || adam_v(p1, &grads, m1, v1, 1e-3, 10),
+            &mut || adam_c(p2, &grads, m2, v2, 1e-3, 10),
+            &mut || adam_nd(&mut pa, &grads_a, &mut ma, &mut va, 1e-3, 10),
+        ],
     );
+    drop((state, pa, ma, va));
 
     // KV cache: one row of a 4096 x 4096 cache.
-    let (rows, cols) = if full { (4096, 4096) } else { (16, 16) };
-    let new = Tensor::<f32>::randn(&[1, cols], 5);
+    let (rows, cols) = sz.kv;
+    let new = kv_row(cols);
+    let new_a = nd(&new);
     let mut caches = [
         Tensor::<f32>::zeros(&[rows, cols]),
         Tensor::<f32>::zeros(&[rows, cols]),
         Tensor::<f32>::zeros(&[rows, cols]),
     ];
+    let mut cache_a = Array2::zeros((rows, cols));
     let [c0, c1, c2] = &mut caches;
     let size = format!("{rows}x{cols}");
     t.row(
         "kv (input)",
         &size,
         once(cols * 4),
-        &mut || kv_input(c0, &new, 7),
-        &mut || kv_input_v(c1, &new, 7),
-        &mut || kv_input_c(c2, &new, 7),
+        [
+            &mut || kv_input(c0, &new, 7),
+            &mut || kv_input_v(c1, &new, 7),
+            &mut || kv_input_c(c2, &new, 7),
+            &mut || kv_input_nd(&mut cache_a, &new_a, 7),
+        ],
     );
-    drop(caches);
-    let steps = if full { 2048 } else { 4 };
+    drop((caches, cache_a));
+    let steps = sz.kv_steps;
     t.row(
         &format!("kv (local) x{steps}"),
         &format!("4096x{cols}"),
@@ -467,24 +745,26 @@ fn main() {
             bytes: cols * 4,
             reps: steps,
         },
-        &mut || {
-            black_box(kv_local(&new, steps));
-        },
-        &mut || {
-            black_box(kv_local_v(&new, steps));
-        },
-        &mut || {
-            black_box(kv_local_c(&new, steps));
-        },
+        [
+            &mut || {
+                black_box(kv_local(&new, steps));
+            },
+            &mut || {
+                black_box(kv_local_v(&new, steps));
+            },
+            &mut || {
+                black_box(kv_local_c(&new, steps));
+            },
+            &mut || {
+                black_box(kv_local_nd(&new_a, steps));
+            },
+        ],
     );
 
     // Row loops.
-    let (rows, cols) = if full { (1024, 1024) } else { (8, 8) };
-    let mut bs = [
-        Tensor::<f32>::randn(&[rows, cols], 6),
-        Tensor::<f32>::randn(&[rows, cols], 6),
-        Tensor::<f32>::randn(&[rows, cols], 6),
-    ];
+    let (rows, cols) = sz.rows;
+    let mut bs = [rows_b(rows, cols), rows_b(rows, cols), rows_b(rows, cols)];
+    let mut ba = nd(&bs[0]);
     let size = format!("{rows}x{cols}");
     {
         let [b0, b1, b2] = &mut bs;
@@ -492,44 +772,57 @@ fn main() {
             "rows (input)",
             &size,
             once(rows * cols * 4),
-            &mut || rows_input(b0, rows),
-            &mut || rows_input_v(b1, rows),
-            &mut || rows_input_c(b2, rows),
+            [
+                &mut || rows_input(b0, rows),
+                &mut || rows_input_v(b1, rows),
+                &mut || rows_input_c(b2, rows),
+                &mut || rows_input_nd(&mut ba, rows),
+            ],
         );
     }
-    let x = Tensor::<f32>::randn(&[rows, cols], 7);
+    let x = rows_x(rows, cols);
+    let xa = nd(&x);
     t.row(
         "rows (local)",
         &size,
         once(rows * cols * 4),
-        &mut || {
-            black_box(rows_local(&x, rows));
-        },
-        &mut || {
-            black_box(rows_local_v(&x, rows));
-        },
-        &mut || {
-            black_box(rows_local_c(&x, rows));
-        },
+        [
+            &mut || {
+                black_box(rows_local(&x, rows));
+            },
+            &mut || {
+                black_box(rows_local_v(&x, rows));
+            },
+            &mut || {
+                black_box(rows_local_c(&x, rows));
+            },
+            &mut || {
+                black_box(rows_local_nd(&xa, rows));
+            },
+        ],
     );
 
     // Layer norm.
-    let (rows, cols) = if full { (1024, 1024) } else { (4, 8) };
-    let x = Tensor::<f32>::randn(&[rows, cols], 8);
-    let w = Tensor::<f32>::rand(&[cols], 9);
-    let b = Tensor::<f32>::randn(&[cols], 10);
+    let (rows, cols) = sz.layer_norm;
+    let [x, w, b] = layer_norm_inputs(rows, cols);
+    let (xa, wa, ba) = (nd(&x), nd(&w), nd(&b));
     t.row(
         "layer_norm",
         &format!("{rows}x{cols}"),
         once(rows * cols * 4),
-        &mut || {
-            black_box(layer_norm(&x, &w, &b));
-        },
-        &mut || {
-            black_box(layer_norm_v(&x, &w, &b));
-        },
-        &mut || {
-            black_box(layer_norm_c(&x, &w, &b));
-        },
+        [
+            &mut || {
+                black_box(layer_norm(&x, &w, &b));
+            },
+            &mut || {
+                black_box(layer_norm_v(&x, &w, &b));
+            },
+            &mut || {
+                black_box(layer_norm_c(&x, &w, &b));
+            },
+            &mut || {
+                black_box(layer_norm_nd(&xa, &wa, &ba));
+            },
+        ],
     );
 }
