@@ -324,11 +324,13 @@ fn adam_grads(shapes: &[&[usize]]) -> Vec<Tensor> {
 }
 
 /// Parameters, first moments and second moments.
+/// Parameters, first moments and second moments (non-negative, as Adam
+/// keeps them: a negative one would make `sqrt` NaN).
 fn adam_state(shapes: &[&[usize]]) -> [Vec<Tensor>; 3] {
     [
         adam_tensors(shapes, 2),
-        adam_tensors(shapes, 3).iter().map(|t| t.abs()).collect(),
-        adam_tensors(shapes, 4),
+        adam_tensors(shapes, 3),
+        adam_tensors(shapes, 4).iter().map(|t| t.abs()).collect(),
     ]
 }
 
