@@ -29,30 +29,45 @@ pub fn writeback<T: Element>(
     new: Tensor<T>,
     mode: Mode,
 ) -> Tensor<T> {
-    let n = chain.len();
-    if n == 0 {
-        return new;
+    match chain.first() {
+        None => new,
+        Some(first) => first.reverse(root, writeback_below(root, chain, new, mode), mode),
     }
-    // needs_data[i]: bases[i]'s data is read by some inverse at or below i.
+}
+
+/// The new value of `chain[0](root)` after the alias at the end of `chain`
+/// (at least one view) took the value `new`: the intermediate bases below
+/// `root` are recomputed and the inverses of `chain[1..]` applied from the
+/// bottom up. The bases are dropped before returning.
+fn writeback_below<T: Element>(
+    root: &Tensor<T>,
+    chain: &[ViewMeta],
+    new: Tensor<T>,
+    mode: Mode,
+) -> Tensor<T> {
+    let n = chain.len();
+    // needs_data[i]: the data of chain[i]'s base is read by some inverse at
+    // or below i.
     let mut needs_data = vec![false; n];
     let mut acc = false;
     for i in (0..n).rev() {
         acc = acc || chain[i].inverse_needs_data();
         needs_data[i] = acc;
     }
-    let mut bases: Vec<Tensor<T>> = Vec::with_capacity(n);
-    bases.push(root.handle());
-    for i in 0..n - 1 {
+    // bases[i - 1] is chain[i]'s base.
+    let mut bases: Vec<Tensor<T>> = Vec::with_capacity(n.saturating_sub(1));
+    for i in 0..n.saturating_sub(1) {
+        let parent = if i == 0 { root } else { &bases[i - 1] };
         let next = if needs_data[i + 1] {
-            chain[i].forward(&bases[i], mode)
+            chain[i].forward(parent, mode)
         } else {
-            chain[i].forward_view(&bases[i])
+            chain[i].forward_view(parent)
         };
         bases.push(next);
     }
     let mut t = new;
-    for i in (0..n).rev() {
-        t = chain[i].reverse(&bases[i], t, mode);
+    for i in (1..n).rev() {
+        t = chain[i].reverse(&bases[i - 1], t, mode);
     }
     t
 }
@@ -77,47 +92,22 @@ pub(crate) fn writeback_into<T: Element>(
     how: InPlace,
     mode: Mode,
 ) {
-    let n = chain.len();
-    if n == 0 {
+    if chain.is_empty() {
         *root = new.handle();
         return;
     }
-    let t = if n == 1 {
+    let t = if chain.len() == 1 {
         if chain[0].reverse_in_place(root, new, how) {
             return;
         }
         new.handle()
     } else {
-        // As in `writeback`, for the levels below the root.
-        let mut needs_data = vec![false; n];
-        let mut acc = false;
-        for i in (0..n).rev() {
-            acc = acc || chain[i].inverse_needs_data();
-            needs_data[i] = acc;
-        }
-        let mut bases: Vec<Tensor<T>> = Vec::with_capacity(n);
-        for i in 0..n - 1 {
-            let parent = if i == 0 { &*root } else { &bases[i - 1] };
-            let next = if needs_data[i + 1] {
-                chain[i].forward(parent, mode)
-            } else {
-                chain[i].forward_view(parent)
-            };
-            bases.push(next);
-        }
-        let mut t = new.handle();
-        for i in (1..n).rev() {
-            t = chain[i].reverse(&bases[i - 1], t, mode);
-        }
-        drop(bases);
-        if chain[0].reverse_in_place(
-            root,
-            &t,
-            InPlace {
-                known_window: false,
-                ..how
-            },
-        ) {
+        let t = writeback_below(root, chain, new.handle(), mode);
+        let how = InPlace {
+            known_window: false,
+            ..how
+        };
+        if chain[0].reverse_in_place(root, &t, how) {
             return;
         }
         t
