@@ -387,4 +387,51 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn update_view_writes_a_unique_root_in_place_and_leaves_other_handles_alone() {
+        let row = Tensor::<f32>::from_vec(vec![-1.0; 4], &[4]);
+        for keep_handle in [false, true] {
+            for mode in [Mode::Views, Mode::Copies] {
+                let x = iota(12).view([3, 4]);
+                let (out, g) = Tracer::new("f").input("x", &x).run(|| {
+                    let mut root = x.clone();
+                    let keep = keep_handle.then(|| root.shallow_clone());
+                    let mut rs = Tracked::root(&root);
+                    let p = buf(&root);
+                    crate::rt::update_view(
+                        "copy_",
+                        "copy",
+                        &mut root,
+                        &mut rs,
+                        ViewMeta::select(0, 1),
+                        mode,
+                        (&row,),
+                        |v, (r,)| {
+                            v.copy_(r);
+                        },
+                        |v, (r,)| v.copy(r),
+                    );
+                    let in_place = buf(&root) == p;
+                    // (Copies mode: the row is copied out, updated, and
+                    // scattered into the root's own buffer.)
+                    assert_eq!(in_place, !keep_handle, "{mode:?} keep={keep_handle}");
+                    if let Some(k) = keep {
+                        assert_eq!(k.to_vec(), x.to_vec(), "another handle saw the update");
+                    }
+                    root
+                });
+                let mut expected = x.to_vec();
+                expected[4..8].copy_from_slice(&[-1.0; 4]);
+                assert_eq!(out.to_vec(), expected, "{mode:?} keep={keep_handle}");
+                let select = if mode == Mode::Views {
+                    "select"
+                } else {
+                    "select_copy"
+                };
+                assert_eq!(g.ops(), vec!["clone", select, "copy", "select_scatter"]);
+                assert!(g.is_functional(), "{g}");
+            }
+        }
+    }
 }
