@@ -620,6 +620,13 @@ impl Table {
     }
 }
 
+/// A closure that calls `f` and keeps its result from being optimized away.
+fn sink<R>(f: impl Fn() -> R) -> impl FnMut() {
+    move || {
+        black_box(f());
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` does not: then
     // run a tiny smoke version only.
@@ -655,18 +662,10 @@ fn main() {
             name,
             once(n * 4),
             [
-                &mut || {
-                    black_box(chain_local(&x, &w));
-                },
-                &mut || {
-                    black_box(chain_local_v(&x, &w));
-                },
-                &mut || {
-                    black_box(chain_local_c(&x, &w));
-                },
-                &mut || {
-                    black_box(chain_local_nd(&xa, &wa));
-                },
+                &mut sink(|| chain_local(&x, &w)),
+                &mut sink(|| chain_local_v(&x, &w)),
+                &mut sink(|| chain_local_c(&x, &w)),
+                &mut sink(|| chain_local_nd(&xa, &wa)),
             ],
         );
     }
@@ -748,18 +747,10 @@ fn main() {
             reps: steps,
         },
         [
-            &mut || {
-                black_box(kv_local(&new, steps));
-            },
-            &mut || {
-                black_box(kv_local_v(&new, steps));
-            },
-            &mut || {
-                black_box(kv_local_c(&new, steps));
-            },
-            &mut || {
-                black_box(kv_local_nd(&new_a, steps));
-            },
+            &mut sink(|| kv_local(&new, steps)),
+            &mut sink(|| kv_local_v(&new, steps)),
+            &mut sink(|| kv_local_c(&new, steps)),
+            &mut sink(|| kv_local_nd(&new_a, steps)),
         ],
     );
 
@@ -789,18 +780,10 @@ fn main() {
         &size,
         once(rows * cols * 4),
         [
-            &mut || {
-                black_box(rows_local(&x, rows));
-            },
-            &mut || {
-                black_box(rows_local_v(&x, rows));
-            },
-            &mut || {
-                black_box(rows_local_c(&x, rows));
-            },
-            &mut || {
-                black_box(rows_local_nd(&xa, rows));
-            },
+            &mut sink(|| rows_local(&x, rows)),
+            &mut sink(|| rows_local_v(&x, rows)),
+            &mut sink(|| rows_local_c(&x, rows)),
+            &mut sink(|| rows_local_nd(&xa, rows)),
         ],
     );
 
@@ -813,18 +796,10 @@ fn main() {
         &format!("{rows}x{cols}"),
         once(rows * cols * 4),
         [
-            &mut || {
-                black_box(layer_norm(&x, &w, &b));
-            },
-            &mut || {
-                black_box(layer_norm_v(&x, &w, &b));
-            },
-            &mut || {
-                black_box(layer_norm_c(&x, &w, &b));
-            },
-            &mut || {
-                black_box(layer_norm_nd(&xa, &wa, &ba));
-            },
+            &mut sink(|| layer_norm(&x, &w, &b)),
+            &mut sink(|| layer_norm_v(&x, &w, &b)),
+            &mut sink(|| layer_norm_c(&x, &w, &b)),
+            &mut sink(|| layer_norm_nd(&xa, &wa, &ba)),
         ],
     );
 }

@@ -1291,9 +1291,7 @@ impl<'a> Lowerer<'a> {
                         stmts.pop(); // the view `emit_steps_from` made: `update_view` makes it
                         let fname_str = fname.to_string();
                         let method = &m.method;
-                        let names: Vec<Ident> = (0..args.len())
-                            .map(|k| tmp(&format!("__fz_arg{k}")))
-                            .collect();
+                        let names = arg_names(args.len());
                         let vals = args.iter();
                         let tv = tmp("__fz_v");
                         stmts.push(pq!(
@@ -1313,7 +1311,7 @@ impl<'a> Lowerer<'a> {
                         let method = &m.method;
                         stmts.push(donating_update(
                             &args,
-                            |_| pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s)),
+                            pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s)),
                             |a| {
                                 pq!(
                                     #v.#method(#a);
@@ -1386,7 +1384,7 @@ impl<'a> Lowerer<'a> {
         };
         stmts.push(donating_update(
             args,
-            |_| test,
+            test,
             |a| match &state {
                 Some(s) => pq!(
                     #value.#inplace(#a);
@@ -1656,10 +1654,14 @@ impl<'a> Lowerer<'a> {
 /// (`narrow`, `slice`, `select`, `diagonal`): `rt::update_view` writes such
 /// a view of a uniquely held root in place.
 fn window_step(steps: &[Step]) -> bool {
+    use optable::Inverse::*;
     match steps {
         [Step::View(m, _)] => matches!(
-            m.to_string().as_str(),
-            "narrow" | "slice" | "select" | "diagonal"
+            optable::lookup(&m.to_string()).map(|i| i.kind),
+            Some(OpKind::View {
+                inverse: SliceScatter | SelectScatter | DiagonalScatter,
+                ..
+            })
         ),
         _ => false,
     }
@@ -1695,15 +1697,12 @@ fn mentions(tokens: TokenStream, place: &TokenStream) -> bool {
 /// arguments, so a handle they make to the buffer blocks the donation.
 fn donating_update(
     args: &Args,
-    test: impl FnOnce(&TokenStream) -> Stmt,
+    test: Stmt,
     inplace: impl FnOnce(&TokenStream) -> Stmt,
     functional: impl FnOnce(&TokenStream) -> Stmt,
 ) -> Stmt {
-    let names: Vec<Ident> = (0..args.len())
-        .map(|k| tmp(&format!("__fz_arg{k}")))
-        .collect();
+    let names = arg_names(args.len());
     let a = quote!(#(#names),*);
-    let test = test(&a);
     let inplace = inplace(&a);
     let functional = functional(&a);
     let update = quote!(if #test { #inplace } else { #functional });
@@ -1713,6 +1712,12 @@ fn donating_update(
     let values = args.iter();
     pq!(match (#(#values,)*) { (#(#names,)*) => #update })
 }
+
+/// The bindings of `n` evaluated in-place op arguments.
+fn arg_names(n: usize) -> Vec<Ident> {
+    (0..n).map(|k| tmp(&format!("__fz_arg{k}"))).collect()
+}
+
 /// `e` without the in-place ops applied on top of it: the receiver they
 /// all mutate (`x.narrow(0, 0, 1)` for `x.narrow(0, 0, 1).mul_(2.0).t_()`).
 fn peel_inplace(e: &Expr) -> &Expr {

@@ -75,7 +75,7 @@ pub fn can_donate_elem<T: Element>(t: &Tensor<T>, caller: Option<&Tensor<T>>) ->
 /// `t` and `extra` handles that cannot observe it are its storage's only
 /// handles, and `t` is row-major from offset 0.
 #[inline]
-pub(super) fn sole_row_major<T: Element>(t: &Tensor<T>, extra: usize) -> bool {
+fn sole_row_major<T: Element>(t: &Tensor<T>, extra: usize) -> bool {
     Arc::strong_count(&t.storage) == 1 + extra
         && Arc::weak_count(&t.storage) == 0
         && t.layout.offset == 0

@@ -2,7 +2,6 @@
 //! storage, and writing final values back into the caller's tensors at exit.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use crate::element::Element;
 use crate::tensor::Tensor;
@@ -33,7 +32,7 @@ pub trait InputKey {
 
 impl<T: Element> InputKey for Tensor<T> {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
-        f(Arc::as_ptr(&self.storage) as *const u8 as usize)
+        f(self.storage_key())
     }
 }
 

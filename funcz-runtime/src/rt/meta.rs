@@ -424,9 +424,7 @@ impl ViewMeta {
                 }
             }
             Narrow(d, s, n) => {
-                let dim = crate::layout::normalize_dim("narrow", *d, base.dim());
-                let size = base.shape()[dim] as i64;
-                let start = if *s < 0 { s + size } else { *s };
+                let start = narrow_start(base, *d, *s);
                 base.slice_scatter(&mutated, *d, start, start + n, 1)
             }
             Slice(d, s, e, st) => base.slice_scatter(&mutated, *d, *s, *e, *st),
@@ -440,16 +438,8 @@ impl ViewMeta {
                 // unfold is an as_strided of a contiguous base, so write back
                 // with as_strided_scatter and keep uncovered elements (PyTorch's
                 // unfold_backward zeroes them, pytorch#198102).
-                let contiguous_base = Layout::contiguous(base.shape());
-                let l = self.apply_layout(&contiguous_base);
-                let size: Vec<i64> = l.shape.iter().map(|&x| x as i64).collect();
-                let stride: Vec<i64> = l.strides.iter().map(|&x| x as i64).collect();
-                base.as_strided_scatter(
-                    &mutated,
-                    size.as_slice(),
-                    stride.as_slice(),
-                    l.offset as i64,
-                )
+                let (size, stride, offset) = self.unfold_window(base);
+                base.as_strided_scatter(&mutated, size.as_slice(), stride.as_slice(), offset)
             }
             Squeeze => {
                 let mut t = mutated;
@@ -506,9 +496,7 @@ impl ViewMeta {
         use ViewMeta::*;
         match self {
             Narrow(d, s, n) => {
-                let dim = crate::layout::normalize_dim("narrow", *d, base.dim());
-                let size = base.shape()[dim] as i64;
-                let start = if *s < 0 { s + size } else { *s };
+                let start = narrow_start(base, *d, *s);
                 base.slice_scatter_in_place(mutated, *d, start, start + n, 1, how)
             }
             Slice(d, s, e, st) => base.slice_scatter_in_place(mutated, *d, *s, *e, *st, how),
@@ -516,14 +504,34 @@ impl ViewMeta {
             Diagonal(o, a, b) => base.diagonal_scatter_in_place(mutated, *o, *a, *b, how),
             AsStrided(s, st, o) => base.as_strided_scatter_in_place(mutated, s, st, *o, how),
             Unfold(..) => {
-                // As in `reverse`: the windows of the unfold of a contiguous base.
-                let l = self.apply_layout(&Layout::contiguous(base.shape()));
-                let size: Vec<i64> = l.shape.iter().map(|&x| x as i64).collect();
-                let stride: Vec<i64> = l.strides.iter().map(|&x| x as i64).collect();
-                base.as_strided_scatter_in_place(mutated, &size, &stride, l.offset as i64, how)
+                // As in `reverse`.
+                let (size, stride, offset) = self.unfold_window(base);
+                base.as_strided_scatter_in_place(mutated, &size, &stride, offset, how)
             }
             _ => false,
         }
+    }
+}
+
+impl ViewMeta {
+    /// For an `unfold` of `base`: the `as_strided` size, stride and offset
+    /// of its windows in a contiguous base of `base`'s shape.
+    fn unfold_window<T: Element>(&self, base: &Tensor<T>) -> (Vec<i64>, Vec<i64>, i64) {
+        let l = self.apply_layout(&Layout::contiguous(base.shape()));
+        let size = l.shape.iter().map(|&x| x as i64).collect();
+        let stride = l.strides.iter().map(|&x| x as i64).collect();
+        (size, stride, l.offset as i64)
+    }
+}
+
+/// The start of `narrow(dim, start, _)` on `base`, negative starts counted
+/// from the end.
+fn narrow_start<T: Element>(base: &Tensor<T>, dim: i64, start: i64) -> i64 {
+    let d = crate::layout::normalize_dim("narrow", dim, base.dim());
+    if start < 0 {
+        start + base.shape()[d] as i64
+    } else {
+        start
     }
 }
 

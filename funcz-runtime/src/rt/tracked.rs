@@ -542,24 +542,22 @@ pub fn update_view<T: Element, A>(
         && rstate.chain.is_empty()
         && rstate.detached.is_none()
         && !rstate.orig.overlaps
+        && super::can_donate_root(root, rstate)
     {
-        let caller = rstate.caller_handles(root);
-        if super::donate::sole_row_major(root, caller) {
-            let mut v = meta.forward(root, mode);
-            inplace(&v, args);
-            super::donated(functional, &mut v);
-            let how = InPlace {
-                caller,
-                known_window: true,
-            };
-            if !meta.reverse_in_place(root, &v, how) {
-                // Not reached (`root` and `v` are the buffer's only
-                // handles); the copying scatter computes the same value.
-                *root = meta.reverse(root, v, mode);
-            }
-            rstate.generation += 1;
-            return;
+        let mut v = meta.forward(root, mode);
+        inplace(&v, args);
+        super::donated(functional, &mut v);
+        let how = InPlace {
+            caller: rstate.caller_handles(root),
+            known_window: true,
+        };
+        if !meta.reverse_in_place(root, &v, how) {
+            // Not reached (`root` and `v` are the buffer's only
+            // handles); the copying scatter computes the same value.
+            *root = meta.reverse(root, v, mode);
         }
+        rstate.generation += 1;
+        return;
     }
     let (mut v, mut s) = view(root, rstate, meta, mode);
     if super::can_donate_alias(root, rstate, &v, &s) {
