@@ -10,7 +10,7 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Ident, Pat, Stmt, Token};
 
-use funcz_runtime::optable::{self, OpKind};
+use funcz_optable::{self as optable, OpKind};
 
 use crate::ctxt::Ctxt;
 use crate::params::{Passing, is_tensor_type};

@@ -14,7 +14,8 @@ pub mod dims;
 pub mod element;
 pub mod layout;
 pub mod ops;
-pub mod optable;
+/// The op table (re-exported from `funcz-optable`).
+pub use funcz_optable as optable;
 pub mod rt;
 pub mod storage;
 pub mod tensor;

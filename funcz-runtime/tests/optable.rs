@@ -4,13 +4,20 @@
 //! return fresh storage; in-place views change only the layout).
 
 use funcz_runtime::Tensor;
-use funcz_runtime::optable::{OPS, OpKind};
+use funcz_runtime::optable::{OpKind, all};
 
-enum Out {
+/// What calling a row's method returned.
+pub enum Out {
     One(Tensor),
     Many(Vec<Tensor>),
     Unit,
 }
+
+// The rows of `funcz_optable::rows::{indexed, math}`, called in their own files.
+#[path = "optable_rows/indexed.rs"]
+mod indexed;
+#[path = "optable_rows/math.rs"]
+mod math;
 
 /// Calls the method `name` on `x` (a 2×2 tensor) with valid arguments.
 fn call(name: &str, x: &mut Tensor) -> Option<Out> {
@@ -117,13 +124,13 @@ fn call(name: &str, x: &mut Tensor) -> Option<Out> {
         "as_strided_" => One(x.as_strided_([2, 2], [1, 2], 0)),
         "resize_" => One(x.resize_([3])),
         "backward" | "grad" => Unit,
-        _ => return None,
+        _ => return indexed::call(name, x).or_else(|| math::call(name, x)),
     })
 }
 
 #[test]
 fn every_row_is_a_method_of_its_kind() {
-    for op in OPS {
+    for op in all() {
         let mut x = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
         if op.name.starts_with("squeeze") {
             x = x.view([1, 4]);

@@ -81,195 +81,36 @@ pub struct OpInfo {
     pub kind: OpKind,
 }
 
-use Inverse::*;
 use OpKind::*;
 
-const fn f(name: &'static str) -> OpInfo {
-    OpInfo {
-        name,
-        kind: Functional,
-    }
-}
-const fn ip(name: &'static str, functional: &'static str) -> OpInfo {
-    OpInfo {
-        name,
-        kind: Inplace { functional },
-    }
-}
-const fn v(name: &'static str, aten: &'static str, copy: &'static str, inverse: Inverse) -> OpInfo {
-    OpInfo {
-        name,
-        kind: View {
-            aten,
-            copy,
-            inverse,
-        },
-    }
-}
-const fn mv(
-    name: &'static str,
-    aten: &'static str,
-    copy: &'static str,
-    inverse: Inverse,
-) -> OpInfo {
-    OpInfo {
-        name,
-        kind: MultiView {
-            aten,
-            copy,
-            inverse,
-        },
-    }
-}
-const fn iv(name: &'static str, view: &'static str) -> OpInfo {
-    OpInfo {
-        name,
-        kind: InplaceView { view },
-    }
-}
-const fn maybe(name: &'static str, aten: &'static str) -> OpInfo {
-    OpInfo {
-        name,
-        kind: MaybeView { aten },
-    }
-}
+mod rows;
 
-/// Every tensor method funcz knows, by Rust method name.
-pub const OPS: &[OpInfo] = &[
-    // out-of-place
-    f("add"),
-    f("sub"),
-    f("mul"),
-    f("div"),
-    f("neg"),
-    f("abs"),
-    f("exp"),
-    f("log"),
-    f("sqrt"),
-    f("pow"),
-    f("relu"),
-    f("sigmoid"),
-    f("tanh"),
-    f("clamp"),
-    f("addcmul"),
-    f("addcdiv"),
-    f("lerp"),
-    f("matmul"),
-    f("sum"),
-    f("sum_dim"),
-    f("mean"),
-    f("mean_dim"),
-    f("fill"),
-    f("zero"),
-    f("copy"),
-    f("clone"),
-    f("view_copy"),
-    f("t_copy"),
-    f("transpose_copy"),
-    f("permute_copy"),
-    f("slice_copy"),
-    f("narrow_copy"),
-    f("select_copy"),
-    f("diagonal_copy"),
-    f("squeeze_copy"),
-    f("squeeze_dim_copy"),
-    f("unsqueeze_copy"),
-    f("expand_copy"),
-    f("unfold_copy"),
-    f("as_strided_copy"),
-    f("alias_copy"),
-    f("detach_copy"),
-    f("split_copy"),
-    f("chunk_copy"),
-    f("unbind_copy"),
-    f("slice_scatter"),
-    f("select_scatter"),
-    f("diagonal_scatter"),
-    f("as_strided_scatter"),
-    // in-place data mutation
-    ip("add_", "add"),
-    ip("sub_", "sub"),
-    ip("mul_", "mul"),
-    ip("div_", "div"),
-    ip("neg_", "neg"),
-    ip("abs_", "abs"),
-    ip("exp_", "exp"),
-    ip("log_", "log"),
-    ip("sqrt_", "sqrt"),
-    ip("pow_", "pow"),
-    ip("relu_", "relu"),
-    ip("sigmoid_", "sigmoid"),
-    ip("tanh_", "tanh"),
-    ip("clamp_", "clamp"),
-    ip("addcmul_", "addcmul"),
-    ip("addcdiv_", "addcdiv"),
-    ip("lerp_", "lerp"),
-    ip("fill_", "fill"),
-    ip("zero_", "zero"),
-    ip("copy_", "copy"),
-    // views
-    v("view", "view", "view_copy", Reshape),
-    v("t", "t", "t_copy", Reshape),
-    v("transpose", "transpose", "transpose_copy", Reshape),
-    v("permute", "permute", "permute_copy", Reshape),
-    v("narrow", "slice", "slice_copy", SliceScatter),
-    v("slice", "slice", "slice_copy", SliceScatter),
-    v("select", "select", "select_copy", SelectScatter),
-    v("diagonal", "diagonal", "diagonal_copy", DiagonalScatter),
-    v("squeeze", "squeeze", "squeeze_copy", Reshape),
-    v("squeeze_dim", "squeeze", "squeeze_copy", Reshape),
-    v("unsqueeze", "unsqueeze", "unsqueeze_copy", Reshape),
-    v("expand", "expand", "expand_copy", Refuse),
-    v("unfold", "unfold", "unfold_copy", UnfoldScatter),
-    v(
-        "as_strided",
-        "as_strided",
-        "as_strided_copy",
-        AsStridedScatter,
-    ),
-    v("alias", "alias", "alias_copy", Identity),
-    v("detach", "detach", "detach_copy", Identity),
-    maybe("reshape", "view"),
-    maybe("flatten", "view"),
-    maybe("contiguous", "contiguous"),
-    mv("split", "split", "split_copy", SliceScatter),
-    mv("chunk", "split", "split_copy", SliceScatter),
-    mv("unbind", "unbind", "unbind_copy", SelectScatter),
-    // in-place views (metadata only)
-    iv("t_", "t"),
-    iv("transpose_", "transpose"),
-    iv("squeeze_", "squeeze"),
-    iv("squeeze_dim_", "squeeze_dim"),
-    iv("unsqueeze_", "unsqueeze"),
-    iv("as_strided_", "as_strided"),
-    OpInfo {
-        name: "resize_",
-        kind: Resize,
-    },
-    OpInfo {
-        name: "backward",
-        kind: Autograd,
-    },
-    OpInfo {
-        name: "grad",
-        kind: Autograd,
-    },
-];
+/// The row groups of the table, one file each under `rows/`.
+pub const TABLES: &[&[OpInfo]] = &[rows::core::OPS, rows::indexed::OPS, rows::math::OPS];
+
+/// Every row of the table, in order.
+///
+/// ```
+/// assert!(funcz_optable::all().any(|o| o.name == "add_"));
+/// ```
+pub fn all() -> impl Iterator<Item = &'static OpInfo> {
+    TABLES.iter().flat_map(|t| t.iter())
+}
 
 /// Looks a method up by its Rust name.
 ///
 /// ```
-/// use funcz_runtime::optable::{lookup, OpKind};
+/// use funcz_optable::{lookup, OpKind};
 /// assert_eq!(lookup("add_").unwrap().kind, OpKind::Inplace { functional: "add" });
 /// assert!(lookup("len").is_none());
 /// ```
 pub fn lookup(name: &str) -> Option<&'static OpInfo> {
-    OPS.iter().find(|o| o.name == name)
+    all().find(|o| o.name == name)
 }
 
 /// Aten names that mutate their first argument when they appear in a trace.
 pub fn aten_is_mutation(aten: &str) -> bool {
-    OPS.iter().any(|o| match o.kind {
+    all().any(|o| match o.kind {
         Inplace { .. } | InplaceView { .. } | Resize => o.name == aten,
         _ => false,
     })
@@ -278,7 +119,7 @@ pub fn aten_is_mutation(aten: &str) -> bool {
 /// Aten names that return an alias of their input when they appear in a
 /// trace (`view`, `slice`, `split`, `reshape`-as-view, ...).
 pub fn aten_is_view(aten: &str) -> bool {
-    OPS.iter().any(|o| match o.kind {
+    all().any(|o| match o.kind {
         View { aten: a, .. } | MultiView { aten: a, .. } | MaybeView { aten: a } => a == aten,
         _ => false,
     }) || aten == "as_strided"
@@ -291,8 +132,9 @@ mod tests {
 
     #[test]
     fn names_are_unique() {
-        for (i, a) in OPS.iter().enumerate() {
-            for b in &OPS[i + 1..] {
+        let ops: Vec<_> = all().collect();
+        for (i, a) in ops.iter().enumerate() {
+            for b in &ops[i + 1..] {
                 assert_ne!(a.name, b.name, "duplicate op table row");
             }
         }
@@ -300,7 +142,7 @@ mod tests {
 
     #[test]
     fn every_inplace_twin_and_copy_is_in_the_table() {
-        for o in OPS {
+        for o in all() {
             match o.kind {
                 Inplace { functional } => {
                     assert_eq!(
