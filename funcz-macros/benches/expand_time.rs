@@ -16,6 +16,8 @@ mod expand;
 mod lower;
 #[path = "../src/params.rs"]
 mod params;
+#[path = "../src/places.rs"]
+mod places;
 #[path = "../src/scope.rs"]
 mod scope;
 

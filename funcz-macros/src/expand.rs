@@ -38,6 +38,28 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     if cx.has_errors() {
         return with_errors(item, &cx);
     }
+    // Field places (`self.cache`, `c.0`) of non-tensor parameters and
+    // `self`, tracked like tensor inputs.
+    let mut bases: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for arg in &func.sig.inputs {
+        match arg {
+            FnArg::Receiver(_) => {
+                bases.insert("self".to_string());
+            }
+            FnArg::Typed(pt) => {
+                if let Pat::Ident(pi) = &*pt.pat
+                    && params::classify(&pt.ty).is_none()
+                {
+                    bases.insert(pi.ident.to_string());
+                }
+            }
+        }
+    }
+    let (places, tensor_params) = crate::places::find(&func.block, &bases);
+    crate::places::check_uses(&func.block, &places, &cx);
+    if cx.has_errors() {
+        return with_errors(item, &cx);
+    }
     let mode = match remove {
         Remove::Mutations => quote!(::funcz::rt::Mode::Views),
         Remove::MutationsAndViews => quote!(::funcz::rt::Mode::Copies),
@@ -54,7 +76,14 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let dry = pass == 1;
         let pass_cx = Ctxt::default();
         let (out, found) = crate::lower::with_dry_run(dry, || {
-            lower_fn(&func, &pass_cx, mode.clone(), facts.clone())
+            lower_fn(
+                &func,
+                &pass_cx,
+                mode.clone(),
+                facts.clone(),
+                &places,
+                &tensor_params,
+            )
         });
         let mut next = facts.clone();
         next.mutated.extend(found.mutated);
@@ -80,7 +109,14 @@ fn with_errors(item: TokenStream, cx: &Ctxt) -> TokenStream {
     quote!(#item #(#errors)*)
 }
 
-fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts) -> (ItemFn, Facts) {
+fn lower_fn(
+    func: &ItemFn,
+    cx: &Ctxt,
+    mode: TokenStream,
+    facts: Facts,
+    places: &[crate::places::Place],
+    tensor_params: &std::collections::HashSet<String>,
+) -> (ItemFn, Facts) {
     let name = func.sig.ident.to_string();
     let mut lw = Lowerer::new(cx, mode, facts, name.clone());
     lw.scopes.push();
@@ -91,7 +127,13 @@ fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts) -> (ItemF
                 Pat::Ident(pi) => Some(pi.ident.clone()),
                 _ => None,
             };
-            match (ident, params::classify(&pt.ty)) {
+            let kind = params::classify(&pt.ty).or_else(|| match &ident {
+                Some(i) if tensor_params.contains(&i.to_string()) => {
+                    params::classify_assumed(&pt.ty)
+                }
+                _ => None,
+            });
+            match (ident, kind) {
                 (Some(ident), Some(ParamKind::Tensor(p))) => {
                     let id = lw.scopes.declare(
                         &ident,
@@ -121,19 +163,60 @@ fn lower_fn(func: &ItemFn, cx: &Ctxt, mode: TokenStream, facts: Facts) -> (ItemF
             }
         }
     }
-    let tracked = |id: usize| lw.facts.mutated.contains(&id) || lw.facts.meta.contains(&id);
     let mut prologue: Vec<Stmt> = Vec::new();
+    for (k, place) in places.iter().enumerate() {
+        let ident =
+            quote::format_ident!("__fz_place_{}", k, span = proc_macro2::Span::mixed_site());
+        let base = lw.scopes.lookup(&place.base);
+        let id = lw.scopes.declare(
+            &ident,
+            Kind::Root {
+                input: Some(Passing::Value),
+                known: true,
+            },
+        );
+        lw.places.push((place.key.clone(), base, id));
+        let e = &place.expr;
+        prologue.push(parse_quote!(let #ident = ::funcz::rt::place_handle(&#e);));
+        inputs.push((id, ident, ParamKind::Tensor(Passing::Value)));
+    }
+    let tracked = |id: usize| lw.facts.mutated.contains(&id) || lw.facts.meta.contains(&id);
     let mut exit: Vec<Stmt> = Vec::new();
     let any_tracked = inputs.iter().any(|(id, _, _)| tracked(*id));
-    let many = inputs.len() > 1
+    // Parameters that only hold tensors to read (`Option<&Tensor>`,
+    // `(&Tensor, usize)`, `&[&Tensor]`) may alias a mutated input.
+    let mut readers: Vec<(String, TokenStream)> = Vec::new();
+    for arg in &func.sig.inputs {
+        if let FnArg::Typed(pt) = arg
+            && let Pat::Ident(pi) = &*pt.pat
+            && !inputs.iter().any(|(_, i, _)| *i == pi.ident)
+            && !places.iter().any(|p| pi.ident == p.base)
+        {
+            let ident = &pi.ident;
+            for key in params::reader_keys(quote!(#ident), &pt.ty) {
+                readers.push((pi.ident.to_string(), key));
+            }
+        }
+    }
+    let many = inputs.len() + readers.len() > 1
         || inputs
             .iter()
             .any(|(_, _, k)| matches!(k, ParamKind::Collection { .. }));
     if any_tracked && many {
-        let entries = inputs.iter().map(|(_, ident, _)| {
-            let n = ident.to_string();
-            quote!((#n, &#ident as &dyn ::funcz::rt::InputKey))
-        });
+        let entries = inputs
+            .iter()
+            .map(|(id, ident, _)| {
+                let n = match lw.places.iter().find(|(_, _, p)| p == id) {
+                    Some((key, _, _)) => key.clone(),
+                    None => ident.to_string(),
+                };
+                quote!((#n, &#ident as &dyn ::funcz::rt::InputKey))
+            })
+            .chain(
+                readers
+                    .iter()
+                    .map(|(n, key)| quote!((#n, &#key as &dyn ::funcz::rt::InputKey))),
+            );
         prologue.push(parse_quote!(::funcz::rt::check_inputs_disjoint(#name, &[#(#entries),*]);));
     }
     lw.inputs = inputs

@@ -11,6 +11,7 @@ mod ctxt;
 mod expand;
 mod lower;
 mod params;
+mod places;
 mod scope;
 
 /// Rewrites a function so that its body performs no mutation (and, with

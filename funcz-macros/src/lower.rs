@@ -82,6 +82,9 @@ pub(crate) struct Lowerer<'a> {
     pub fn_name: String,
     /// Statements that write mutated inputs back (emitted at every exit).
     pub exit: Vec<Stmt>,
+    /// Tracked field places: (`self.cache`, the binding of the base it
+    /// starts from when it was looked up at entry, the place's binding).
+    pub places: Vec<(String, Option<usize>, usize)>,
     /// `("name", expr)` of every tensor input, for freshness checks.
     pub inputs: Vec<(String, TokenStream)>,
     pre: Vec<Vec<Stmt>>,
@@ -92,6 +95,11 @@ pub(crate) struct Lowerer<'a> {
     stmt_mutated: Vec<Vec<usize>>,
     stmt_fresh: Vec<Vec<usize>>,
     closure_floor: Vec<usize>,
+    /// How many `let` statements are being lowered (closures made inside
+    /// one may outlive the statement).
+    let_depth: usize,
+    /// Per open closure: whether it was made inside a `let`.
+    closure_escapes: Vec<bool>,
     /// Bindings that are views of a collection element, with the collection.
     elem_aliases: Vec<(usize, usize)>,
     /// Collections whose `.iter()` the current loop turned into `.iter_mut()`.
@@ -173,12 +181,15 @@ impl<'a> Lowerer<'a> {
             fn_name,
             exit: Vec::new(),
             inputs: Vec::new(),
+            places: Vec::new(),
             copies: mode.to_string().contains("Copies"),
             pre: Vec::new(),
             synced: Vec::new(),
             stmt_mutated: Vec::new(),
             stmt_fresh: Vec::new(),
             closure_floor: Vec::new(),
+            let_depth: 0,
+            closure_escapes: Vec::new(),
             elem_aliases: Vec::new(),
             converted: Vec::new(),
             shared_elems: Vec::new(),
@@ -313,8 +324,20 @@ impl<'a> Lowerer<'a> {
             }
             Expr::Paren(p) => self.binding_of(&p.expr),
             Expr::Group(g) => self.binding_of(&g.expr),
+            Expr::Field(_) => self.place_of(e),
             _ => None,
         }
+    }
+
+    /// The binding of a tracked field place (`self.cache`), unless the
+    /// body has shadowed the name it starts from.
+    fn place_of(&self, e: &Expr) -> Option<usize> {
+        if self.places.is_empty() {
+            return None;
+        }
+        let (base, key) = crate::places::place_key(e)?;
+        let (_, at_entry, id) = self.places.iter().find(|(k, _, _)| *k == key)?;
+        (base == "self" || self.scopes.lookup(&base) == *at_entry).then_some(*id)
     }
 
     fn is_tensor_binding(&self, id: usize) -> bool {
@@ -337,6 +360,9 @@ impl<'a> Lowerer<'a> {
                 }
                 p.path.segments.len() >= 2 && p.path.segments.iter().any(|s| s.ident == "Tensor")
             }
+            Expr::Field(_) => self
+                .place_of(e)
+                .is_some_and(|id| self.is_tensor_binding(id)),
             Expr::Paren(p) => self.is_tensor_expr(&p.expr),
             Expr::Group(g) => self.is_tensor_expr(&g.expr),
             Expr::If(_) | Expr::Match(_) | Expr::Block(_) => {
@@ -438,7 +464,12 @@ impl<'a> Lowerer<'a> {
 
     fn lower_stmt(&mut self, stmt: Stmt) -> Vec<Stmt> {
         match stmt {
-            Stmt::Local(local) => self.lower_local(local),
+            Stmt::Local(local) => {
+                self.let_depth += 1;
+                let out = self.lower_local(local);
+                self.let_depth -= 1;
+                out
+            }
             Stmt::Expr(e, semi) => {
                 if let Some(lowered) = self.try_inplace(
                     &e,
@@ -533,6 +564,11 @@ impl<'a> Lowerer<'a> {
         if init.diverge.is_some() || Self::pat_ident(&local.pat).is_none() {
             let mut init = init;
             self.visit_expr_mut(&mut init.expr);
+            // `let … else { … }`: the else block is ordinary code (its
+            // in-place ops are lowered, its `return` writes inputs back).
+            if let Some((_, diverge)) = &mut init.diverge {
+                self.visit_expr_mut(diverge);
+            }
             self.declare_other(&local.pat);
             local.init = Some(init);
             return vec![Stmt::Local(local)];
@@ -931,7 +967,7 @@ impl<'a> Lowerer<'a> {
                     steps: Vec::new(),
                 })
             }
-            Expr::Path(_) => {
+            Expr::Path(_) | Expr::Field(_) => {
                 let id = self.binding_of(e)?;
                 match self.scopes.kind(id) {
                     Kind::Root { .. } | Kind::Alias { .. } | Kind::ElemRef { .. } => Some(Target::Place {
@@ -1216,9 +1252,20 @@ impl<'a> Lowerer<'a> {
                 {
                     // A fresh temporary (`(&a + 1.0).relu_()`): nothing else
                     // can see it, so the functional op is the whole story.
+                    // At run time, check that it is one: a view of a
+                    // tensor the macro does not track would lose the write.
+                    let text = m.receiver.to_token_stream().to_string();
                     let mut recv = (*m.receiver).clone();
+                    while let Expr::Paren(p) = recv {
+                        recv = *p.expr;
+                    }
                     self.visit_expr_mut(&mut recv);
-                    return pq!(#recv.#fname(#args));
+                    let t = tmp("__fz_temp");
+                    return pq!({
+                        let #t = #recv;
+                        #rt::check_temp(#op, #text, &#t);
+                        #t.#fname(#args)
+                    });
                 }
                 self.error(
                     &m.receiver,
@@ -1797,6 +1844,10 @@ impl VisitMut for Lowerer<'_> {
                     self.use_binding(id, e);
                 }
             }
+            Expr::Field(_) if self.place_of(e).is_some() => {
+                let id = self.place_of(e).expect("checked");
+                self.use_binding(id, e);
+            }
             // `xs[i]` of a collection input the body shadows with a `Vec`:
             // index the `Vec` (not `(&mut xs[..])[i]`, which would borrow it
             // mutably in a read such as `xs[0].add_(&xs[1])`).
@@ -1927,6 +1978,7 @@ impl VisitMut for Lowerer<'_> {
             }
             Expr::Call(_) => self.opaque_call(e),
             Expr::Closure(c) => {
+                self.closure_escapes.push(self.let_depth > 0);
                 self.closure_floor.push(self.scopes.bindings.len());
                 self.scopes.push();
                 for p in c.inputs.iter() {
@@ -1935,6 +1987,7 @@ impl VisitMut for Lowerer<'_> {
                 self.visit_expr_mut(&mut c.body);
                 self.scopes.pop();
                 self.closure_floor.pop();
+                self.closure_escapes.pop();
             }
             Expr::Async(a) => {
                 self.closure_floor.push(self.scopes.bindings.len());
@@ -2023,6 +2076,23 @@ impl Lowerer<'_> {
     /// A read of binding `id`: regenerate it if stale, and rename shadowed
     /// inputs so the body sees the type it was written against.
     fn use_binding(&mut self, id: usize, e: &mut Expr) {
+        if self.has_state(id) && self.captured(id) && self.closure_escapes.last() == Some(&true) {
+            let root = self.scopes.root_of(id).unwrap_or(id);
+            self.error(
+                &*e,
+                format!(
+                    "a closure bound in a `let` reads `{}`, which this function mutates (through `{}`): \
+                     #[functionalize] cannot see when the closure runs, so it could read a stale value",
+                    self.scopes.ident(id),
+                    self.scopes.ident(root)
+                ),
+                format!(
+                    "pass the tensor to the closure as an argument (`|t: &Tensor| ...` called as `c(&{})`), or \
+                     compute the value where the closure would run",
+                    self.scopes.ident(id)
+                ),
+            );
+        }
         if self.has_state(id) {
             self.check_stale_read(id, &*e);
         }
@@ -2147,12 +2217,45 @@ impl Lowerer<'_> {
         for (id, _) in &elems {
             self.mark_mutated(*id);
         }
-        visit_mut::visit_expr_mut(self, e);
-        if passed.is_empty() && elems.is_empty() && elem_views.is_empty() {
+        // A `&mut Tensor` input passed on as is, or a root passed by `&mut`:
+        // the call may replace its tensor, so it is tracked (see below).
+        for (id, by_mut) in passed_all.iter() {
+            let mut_input = matches!(
+                self.scopes.kind(*id),
+                Kind::Root {
+                    input: Some(Passing::RefMut),
+                    ..
+                }
+            );
+            if (*by_mut || mut_input) && matches!(self.scopes.kind(*id), Kind::Root { .. }) {
+                self.mark_mutated(*id);
+            }
+        }
+        let mut arg_before = Vec::new();
+        let mut arg_after = Vec::new();
+        self.visit_opaque_args(e, &mut arg_before, &mut arg_after);
+        let replaceable = passed_all.iter().any(|(id, by_mut)| {
+            (*by_mut
+                || matches!(
+                    self.scopes.kind(*id),
+                    Kind::Root {
+                        input: Some(Passing::RefMut),
+                        ..
+                    }
+                ))
+                && matches!(self.scopes.kind(*id), Kind::Root { .. })
+                && self.has_state(*id)
+        });
+        if passed.is_empty()
+            && elems.is_empty()
+            && elem_views.is_empty()
+            && !replaceable
+            && arg_before.is_empty()
+        {
             return;
         }
-        let mut before = Vec::<Stmt>::new();
-        let mut after = Vec::<Stmt>::new();
+        let mut before = arg_before;
+        let mut after = arg_after;
         let what = self.fn_name.clone();
         for (k, (id, index)) in elems.iter().enumerate() {
             let Kind::Multi { root } = self.scopes.kind(*id).clone() else {
@@ -2217,12 +2320,101 @@ impl Lowerer<'_> {
             };
             after.push(pq!(if #rt::version(&#v) != #ver { #commit }));
         }
+        // A root the call receives by `&mut` (or a `&mut Tensor` input
+        // passed on as is) may have its tensor replaced (`mem::swap`).
+        for (k, (id, by_mut)) in passed_all.iter().enumerate() {
+            let mut_input = matches!(
+                self.scopes.kind(*id),
+                Kind::Root {
+                    input: Some(Passing::RefMut),
+                    ..
+                }
+            );
+            if !(*by_mut || mut_input)
+                || !matches!(self.scopes.kind(*id), Kind::Root { .. })
+                || !self.has_state(*id)
+                || self.based(*id)
+            {
+                continue;
+            }
+            let v = self.var(*id);
+            let s = state_ident(*id);
+            let name = self.scopes.ident(*id).to_string();
+            let views = self.has_aliases(*id);
+            let idt = format_ident!("__fz_identity_{}", k, span = Span::mixed_site());
+            before.push(pq!(let #idt = #rt::identity(&#v);));
+            after.push(pq!(if #rt::identity(&#v) != #idt { #rt::rebind(#name, &mut #v, &mut #s, #views); }));
+        }
         if before.is_empty() {
             return;
         }
         let r = tmp("__fz_call");
         let call = e.clone();
         *e = pq!({ #(#before)* let #r = #call; #(#after)* #r });
+    }
+
+    /// Lowers the parts of an opaque call. In copies mode a `&x.view(..)`
+    /// argument is a `*_copy` bound to a temporary; if the callee mutates
+    /// it, the mutation is written back as `x.view(..).copy_(&tmp)`, lowered
+    /// like any in-place op (so the original's values are kept).
+    ///
+    /// Input: `helper(&d.narrow(0, 0, 2))`
+    /// Output (copies mode): `let __fz_arg_0 = narrow_copy(d); let v =
+    /// version(&__fz_arg_0); helper(&__fz_arg_0); if version changed {
+    /// <lowered d.narrow(0, 0, 2).copy_(&__fz_arg_0)> }`
+    fn visit_opaque_args(&mut self, e: &mut Expr, before: &mut Vec<Stmt>, after: &mut Vec<Stmt>) {
+        let view_arg = |a: &Expr| -> Option<(Expr, bool)> {
+            match a {
+                Expr::Reference(r) => match &*r.expr {
+                    Expr::MethodCall(m)
+                        if matches!(
+                            optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                            Some(OpKind::View { .. } | OpKind::MaybeView { .. })
+                        ) =>
+                    {
+                        Some(((*r.expr).clone(), r.mutability.is_some()))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let args = match e {
+            Expr::Call(c) => {
+                self.visit_expr_mut(&mut c.func);
+                &mut c.args
+            }
+            Expr::MethodCall(m) => {
+                self.visit_expr_mut(&mut m.receiver);
+                &mut m.args
+            }
+            _ => return visit_mut::visit_expr_mut(self, e),
+        };
+        let mut args_taken = std::mem::take(args);
+        for (k, a) in args_taken.iter_mut().enumerate() {
+            match view_arg(a) {
+                Some((view, by_mut)) if self.copies() && self.is_tensor_expr(&view) => {
+                    let rt = rt();
+                    let t = format_ident!("__fz_arg_{}", k, span = Span::mixed_site());
+                    let ver = format_ident!("__fz_arg_version_{}", k, span = Span::mixed_site());
+                    let mut value = view.clone();
+                    self.visit_expr_mut(&mut value);
+                    before.push(pq!(let mut #t = #value;));
+                    before.push(pq!(let #ver = #rt::version(&#t);));
+                    let write: Expr = syn::parse_quote!((#view).copy_(&#t));
+                    if let Some(lowered) = self.try_inplace(&write, Want::Nothing) {
+                        after.push(pq!(if #rt::version(&#t) != #ver { #lowered; }));
+                    }
+                    *a = if by_mut { pq!(&mut #t) } else { pq!(&#t) };
+                }
+                _ => self.visit_expr_mut(a),
+            }
+        }
+        match e {
+            Expr::Call(c) => c.args = args_taken,
+            Expr::MethodCall(m) => m.args = args_taken,
+            _ => {}
+        }
     }
 
     fn has_aliases(&self, root: usize) -> bool {

@@ -67,6 +67,81 @@ fn option_of_tensor(ty: &Type) -> bool {
     false
 }
 
+/// True if `ty` holds tensors a body could read (a tensor, a reference to
+/// one, an `Option`, slice, `Vec` or tuple of them).
+fn holds_tensors(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(r) => holds_tensors(&r.elem),
+        Type::Slice(s) => holds_tensors(&s.elem),
+        Type::Tuple(t) => t.elems.iter().any(holds_tensors),
+        Type::Paren(p) => holds_tensors(&p.elem),
+        Type::Group(g) => holds_tensors(&g.elem),
+        Type::Path(p) => {
+            if is_tensor_type(ty) {
+                return true;
+            }
+            match p.path.segments.last() {
+                Some(seg) if seg.ident == "Option" || seg.ident == "Vec" => match &seg.arguments {
+                    PathArguments::AngleBracketed(a) => a.args.iter().any(|g| match g {
+                        GenericArgument::Type(t) => holds_tensors(t),
+                        _ => false,
+                    }),
+                    _ => false,
+                },
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Expressions (each `&dyn rt::InputKey`-able) for the tensors a parameter
+/// of type `ty` that the body only reads holds: `Option<&Tensor>`, tuples
+/// (`c.0`), slices and `Vec`s of references. The entry check refuses them
+/// when they share storage with a tensor input the body mutates.
+pub(crate) fn reader_keys(
+    base: proc_macro2::TokenStream,
+    ty: &Type,
+) -> Vec<proc_macro2::TokenStream> {
+    match ty {
+        Type::Reference(r) => reader_keys(base, &r.elem),
+        Type::Paren(p) => reader_keys(base, &p.elem),
+        Type::Group(g) => reader_keys(base, &g.elem),
+        Type::Tuple(t) => t
+            .elems
+            .iter()
+            .enumerate()
+            .flat_map(|(i, ty)| {
+                let i = syn::Index::from(i);
+                reader_keys(quote::quote!((#base).#i), ty)
+            })
+            .collect(),
+        ty if holds_tensors(ty) => vec![base],
+        _ => Vec::new(),
+    }
+}
+
+/// Classifies a parameter whose type the macro cannot see through (a type
+/// alias such as `type Mat = Tensor<f32>`) but which the body uses as a
+/// tensor (the receiver of an in-place op): by how it is passed.
+pub(crate) fn classify_assumed(ty: &Type) -> Option<ParamKind> {
+    let plain = |t: &Type| {
+        matches!(t, Type::Path(p) if p.qself.is_none()
+            && !p.path.segments.last().is_some_and(|s| s.ident == "Option" || s.ident == "Vec"))
+    };
+    match ty {
+        Type::Reference(r) if plain(&r.elem) => {
+            Some(ParamKind::Tensor(if r.mutability.is_some() {
+                Passing::RefMut
+            } else {
+                Passing::Ref
+            }))
+        }
+        t if plain(t) => Some(ParamKind::Tensor(Passing::Value)),
+        _ => None,
+    }
+}
+
 /// Classifies a parameter type.
 pub(crate) fn classify(ty: &Type) -> Option<ParamKind> {
     if option_of_tensor(ty) {

@@ -204,6 +204,12 @@ impl<T: Element> Tensor<T> {
     }
 
     /// How many handles share this tensor's storage.
+    ///
+    /// ```
+    /// let a = funcz_runtime::Tensor::<f32>::zeros(&[2]);
+    /// let v = a.narrow(0, 0, 1);
+    /// assert_eq!(a.storage_use_count(), 2);
+    /// ```
     pub fn storage_use_count(&self) -> usize {
         Arc::strong_count(&self.storage)
     }
@@ -328,6 +334,12 @@ impl<T: Element> std::fmt::Debug for Tensor<T> {
             .field("offset", &self.layout.offset)
             .field("data", &self.to_vec())
             .finish()
+    }
+}
+
+impl<T: Element> AsRef<Tensor<T>> for Tensor<T> {
+    fn as_ref(&self) -> &Tensor<T> {
+        self
     }
 }
 

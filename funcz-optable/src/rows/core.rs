@@ -98,6 +98,8 @@ pub const OPS: &[OpInfo] = &[
     ),
     v("alias", "alias", "alias_copy", Identity),
     v("detach", "detach", "detach_copy", Identity),
+    // `shallow_clone` is a second handle of the same tensor: an alias.
+    v("shallow_clone", "alias", "alias_copy", Identity),
     maybe("reshape", "view"),
     maybe("flatten", "view"),
     maybe("contiguous", "contiguous"),

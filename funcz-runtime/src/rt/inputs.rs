@@ -15,6 +15,79 @@ pub fn input<T: Element>(t: &Tensor<T>) -> Tensor<T> {
     t.handle()
 }
 
+/// A handle to a tensor a struct or tuple field holds (`self.cache`,
+/// `c.0`), taken at entry: the functionalized body tracks the field like a
+/// tensor input, and its final value is written back into this handle's
+/// storage (the field's) at every exit.
+///
+/// ```
+/// let t = funcz_runtime::Tensor::<f32>::zeros(&[2]);
+/// let pair = (&t, 3usize);
+/// let h = funcz_runtime::rt::place_handle(&pair.0);
+/// assert!(h.same_storage(&t));
+/// ```
+pub fn place_handle<T: Element, R: AsRef<Tensor<T>> + ?Sized>(field: &R) -> Tensor<T> {
+    field.as_ref().handle()
+}
+
+/// Checks, before an in-place op on a receiver #[functionalize] cannot name
+/// (`a.add(1.0).sqrt_()`, `f(x).relu_()`), that the receiver is a fresh
+/// temporary nobody else can see: its storage has no other handle. Then the
+/// functional op alone gives the original's value. Otherwise the receiver
+/// is a view of something the caller can observe (`s.w.narrow(0, 0, 1)`
+/// of a field the macro does not track, a value returned by a helper), and
+/// dropping the mutation would silently lose it: panic instead.
+///
+/// ```
+/// let t = funcz_runtime::Tensor::<f32>::zeros(&[2]);
+/// funcz_runtime::rt::check_temp("add_", "t.add(1.0)", &t.add(1.0));
+/// let r = std::panic::catch_unwind(|| funcz_runtime::rt::check_temp("add_", "t.narrow(0, 0, 1)", &t.narrow(0, 0, 1)));
+/// assert!(r.is_err());
+/// ```
+#[track_caller]
+pub fn check_temp<T: Element, R: AsRef<Tensor<T>> + ?Sized>(op: &str, receiver: &str, value: &R) {
+    let value = value.as_ref();
+    let n = value.storage_use_count();
+    if n > 1 {
+        panic!(
+            "funcz: in-place `{op}` on `{receiver}`: #[functionalize] cannot tell where this receiver's storage \
+             comes from, and it shares that storage with {} other handle(s) (shape {:?}), so the mutation would \
+             not reach them. help: bind the tensor it is a view of to a variable or parameter of type `Tensor` \
+             (a `&Tensor`/`&mut Tensor` parameter, a `let`, or a struct field reached from a parameter or `self`) \
+             and make the view from that, or `.clone()` the receiver if the mutation must not be seen",
+            n - 1,
+            value.shape()
+        );
+    }
+}
+
+/// The identity of the tensor a variable holds, taken around a call the
+/// macro cannot see that receives the variable by `&mut` (`mem::swap(x,
+/// y)`): if the call replaced the tensor, [`rebind`] starts the variable
+/// over as a new root.
+pub fn identity<T: Element>(t: &Tensor<T>) -> crate::tensor::TensorId {
+    t.id()
+}
+
+/// A call replaced the tensor `name` holds (its identity changed): the
+/// variable gets its own copy of the new tensor (which may be another
+/// input's, whose write-back must not see it change) and its state starts
+/// over as a new root, whose final value the exit writes back as usual. Panics if views of the old tensor are live (`has_views`):
+/// they would keep aliasing the tensor the variable no longer holds.
+#[track_caller]
+pub fn rebind<T: Element>(name: &str, t: &mut Tensor<T>, state: &mut Tracked, has_views: bool) {
+    if has_views {
+        panic!(
+            "funcz: a call replaced the tensor `{name}` holds (shape {:?}) while views of the old one are in use; \
+             #[functionalize] cannot keep them aliasing it. help: make the views after the call, or swap the \
+             values with in-place ops (`a.copy_(&b)`)",
+            t.shape()
+        );
+    }
+    *t = t.clone();
+    *state = Tracked::root(t);
+}
+
 /// Something that identifies an input's storage, for
 /// [`check_inputs_disjoint`].
 pub trait InputKey {
@@ -36,7 +109,7 @@ impl<T: Element> InputKey for Tensor<T> {
     }
 }
 
-impl<T: Element> InputKey for [Tensor<T>] {
+impl<X: InputKey> InputKey for [X] {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         for t in self {
             t.visit_keys(f);
@@ -44,9 +117,17 @@ impl<T: Element> InputKey for [Tensor<T>] {
     }
 }
 
-impl<T: Element> InputKey for Vec<Tensor<T>> {
+impl<X: InputKey> InputKey for Vec<X> {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         self.as_slice().visit_keys(f)
+    }
+}
+
+impl<X: InputKey> InputKey for Option<X> {
+    fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
+        if let Some(x) = self {
+            x.visit_keys(f)
+        }
     }
 }
 

@@ -149,6 +149,10 @@ impl ViewMeta {
             storage_offset.as_i64(),
         )
     }
+    /// Captures `shallow_clone()` (an alias of the same tensor).
+    pub fn shallow_clone() -> Self {
+        ViewMeta::Alias
+    }
     /// Captures `alias()`.
     pub fn alias() -> Self {
         ViewMeta::Alias

@@ -1,0 +1,280 @@
+//! Field places: tensors reached through a field of a parameter or of
+//! `self` (`self.cache`, `c.cache`, `c.0`, `self.layer.w`), which real ports
+//! mutate (module buffers, KV caches, running statistics, optimizer state).
+//!
+//! A field place is tracked like a tensor input: a handle is taken at entry
+//! (`rt::place_handle`), every use of the place in the body reads the
+//! tracked value, and its final value is written back into the field's
+//! storage at every exit. This is sound only while the body reaches the
+//! field through that place alone, so any other use of the struct that
+//! holds it (passing `self` on, calling a method on it, assigning the
+//! field) is refused with a spanned error.
+//!
+//! Input:
+//! ```text
+//! fn append(&mut self, pos: i64, k: &Tensor) { self.cache.narrow(0, pos, 1).copy_(k); }
+//! ```
+//! Output (the analysis): one place `self.cache` with base `self`; the
+//! lowering then treats `self.cache` as a tensor input named by a hidden
+//! variable.
+
+use std::collections::HashSet;
+
+use quote::ToTokens;
+use syn::visit::{self, Visit};
+use syn::{Block, Expr, Member};
+
+use funcz_optable::{self as optable, OpKind};
+
+use crate::ctxt::Ctxt;
+
+/// One tracked field place.
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    /// `self.cache`, `c.0`: the path, as written (members joined by `.`).
+    pub key: String,
+    /// The parameter (or `self`) the path starts from.
+    pub base: String,
+    /// The place expression itself (for the entry handle).
+    pub expr: Expr,
+}
+
+/// The base and the `.`-joined path of a field chain (`c.a.b` gives
+/// `("c", "c.a.b")`), if `e` is one rooted at a plain identifier or `self`.
+pub(crate) fn place_key(e: &Expr) -> Option<(String, String)> {
+    match e {
+        Expr::Field(f) => {
+            let (base, key) = match &*f.base {
+                Expr::Field(_) => place_key(&f.base)?,
+                Expr::Path(p)
+                    if p.qself.is_none()
+                        && p.path.leading_colon.is_none()
+                        && p.path.segments.len() == 1
+                        && p.path.segments[0].arguments.is_empty() =>
+                {
+                    let b = p.path.segments[0].ident.to_string();
+                    (b.clone(), b)
+                }
+                _ => return None,
+            };
+            let member = match &f.member {
+                Member::Named(i) => i.to_string(),
+                Member::Unnamed(i) => i.index.to_string(),
+            };
+            Some((base, format!("{key}.{member}")))
+        }
+        _ => None,
+    }
+}
+
+fn op_kind(name: &str) -> Option<OpKind> {
+    optable::lookup(name).map(|i| i.kind)
+}
+
+/// Peels the views and in-place ops of a receiver chain down to its start.
+fn chain_start(mut e: &Expr) -> (&Expr, bool) {
+    let mut saw_view = false;
+    loop {
+        match e {
+            Expr::MethodCall(m) => match op_kind(&m.method.to_string()) {
+                Some(OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. }) => {
+                    saw_view = true;
+                    e = &m.receiver;
+                }
+                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. }) => e = &m.receiver,
+                _ => return (e, saw_view),
+            },
+            Expr::Paren(p) => e = &p.expr,
+            Expr::Group(g) => e = &g.expr,
+            Expr::Index(i) => e = &i.expr,
+            _ => return (e, saw_view),
+        }
+    }
+}
+
+fn single_ident(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            Some(p.path.segments[0].ident.to_string())
+        }
+        _ => None,
+    }
+}
+
+/// Finds the field places the body mutates: the start of the receiver
+/// chain of an in-place op, directly (`self.w.add_(..)`,
+/// `c.cache.narrow(..).copy_(..)`) or through a `let` view of it that is
+/// then mutated. `bases` are the parameters (and `self`) a place may start
+/// from. Also returns the parameters among `bases` that are themselves the
+/// start of such a chain (`x: &Mat` with `type Mat = Tensor`): tensors
+/// whose type the macro cannot see, proven tensors by the in-place op.
+pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashSet<String>) {
+    #[derive(Default)]
+    struct Scan {
+        /// Chain starts of in-place ops.
+        mutated: Vec<Expr>,
+        /// `let v = <view chain of e>`: (v, e).
+        view_lets: Vec<(String, Expr)>,
+    }
+    impl<'ast> Visit<'ast> for Scan {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if matches!(
+                op_kind(&m.method.to_string()),
+                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize)
+            ) {
+                self.mutated.push(chain_start(&m.receiver).0.clone());
+            }
+            visit::visit_expr_method_call(self, m);
+        }
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            if let Some(init) = &l.init {
+                let (start, saw_view) = chain_start(&init.expr);
+                let name = match &l.pat {
+                    syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+                    syn::Pat::Type(pt) => match &*pt.pat {
+                        syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let (true, Some(name)) = (saw_view, name) {
+                    self.view_lets.push((name, start.clone()));
+                }
+            }
+            visit::visit_local(self, l);
+        }
+    }
+    let mut scan = Scan::default();
+    scan.visit_block(block);
+    let mut starts: Vec<Expr> = scan.mutated.clone();
+    for (name, start) in &scan.view_lets {
+        if scan
+            .mutated
+            .iter()
+            .any(|m| single_ident(m).as_deref() == Some(name.as_str()))
+        {
+            starts.push(start.clone());
+        }
+    }
+    let mut out: Vec<Place> = Vec::new();
+    let mut params = HashSet::new();
+    for e in &starts {
+        if let Some(name) = single_ident(e)
+            && bases.contains(&name)
+        {
+            params.insert(name);
+        }
+    }
+    for e in starts {
+        if let Some((base, key)) = place_key(&e)
+            && bases.contains(&base)
+            && !out.iter().any(|p| p.key == key)
+        {
+            out.push(Place {
+                key,
+                base,
+                expr: e.clone(),
+            });
+        }
+    }
+    // A place inside another (`self.a` and `self.a.b`) cannot both be
+    // tracked: keep the outer one only if both are tensors is impossible,
+    // so refuse the nesting later by treating the inner as a use of the
+    // outer. Here: drop places that extend another.
+    let keys: Vec<String> = out.iter().map(|p| p.key.clone()).collect();
+    out.retain(|p| {
+        !keys
+            .iter()
+            .any(|k| k != &p.key && p.key.starts_with(&format!("{k}.")))
+    });
+    (out, params)
+}
+
+/// Refuses every use of a struct that holds a tracked place other than
+/// reaching a field through it: `helper(&self)`, `self.step()`, `*c = ..`,
+/// `c.cache = ..` would read or change the field behind the tracked value.
+pub(crate) fn check_uses(block: &Block, places: &[Place], cx: &Ctxt) {
+    if places.is_empty() {
+        return;
+    }
+    struct Check<'a> {
+        places: &'a [Place],
+        cx: &'a Ctxt,
+    }
+    impl Check<'_> {
+        /// The tracked place `key` is, or lies inside.
+        fn holder(&self, key: &str) -> Option<&Place> {
+            self.places
+                .iter()
+                .find(|p| p.key == key || p.key.starts_with(&format!("{key}.")))
+        }
+        fn refuse(&self, e: &dyn ToTokens, what: &str, place: &Place) {
+            self.cx.error(
+                e,
+                format!(
+                    "`{what}` is used as a whole while #[functionalize] tracks its tensor field `{}`: the use could \
+                     read or change that field behind the functionalized value",
+                    place.key
+                ),
+                format!(
+                    "reach the tensor through the field itself (`{}`, `&{}`), e.g. pass `&{}` to the helper instead \
+                     of `{what}`, or move the in-place ops on `{}` into a function of their own",
+                    place.key, place.key, place.key, place.key
+                ),
+            );
+        }
+    }
+    impl<'ast> Visit<'ast> for Check<'_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            match e {
+                Expr::Field(_) => {
+                    if let Some((_, key)) = place_key(e) {
+                        if let Some(p) = self.holder(&key) {
+                            if p.key != key {
+                                // A prefix of a place used as a value.
+                                self.refuse(e, &key, p);
+                            }
+                            return;
+                        }
+                        // A disjoint field (`self.n_heads`): fine.
+                        return;
+                    }
+                    visit::visit_expr(self, e);
+                }
+                Expr::Path(_) => {
+                    if let Some(name) = single_ident(e)
+                        && let Some(p) = self.places.iter().find(|p| p.base == name)
+                    {
+                        self.refuse(e, &name, p);
+                    }
+                }
+                Expr::Assign(a) => {
+                    if let Some((_, key)) = place_key(&a.left)
+                        && let Some(p) = self.holder(&key)
+                    {
+                        self.cx.error(
+                            &a.left,
+                            format!(
+                                "`{key}` is assigned while #[functionalize] tracks the tensor field `{}` (its value \
+                                 at entry is written back at exit)",
+                                p.key
+                            ),
+                            format!(
+                                "write the new value into the field in place: `{}.copy_(&new_value)` (same shape), \
+                                 or assign the field outside the functionalized function",
+                                p.key
+                            ),
+                        );
+                        self.visit_expr(&a.right);
+                        return;
+                    }
+                    visit::visit_expr(self, e);
+                }
+                _ => visit::visit_expr(self, e),
+            }
+        }
+        fn visit_macro(&mut self, _m: &'ast syn::Macro) {}
+        fn visit_item(&mut self, _i: &'ast syn::Item) {}
+    }
+    Check { places, cx }.visit_block(block);
+}

@@ -1,0 +1,266 @@
+//! Issue 11's repros: programs that real ports write and that used to be
+//! silently wrong (or rejected). Each runs the original and both
+//! functionalized variants and compares outputs and final inputs.
+
+mod common;
+
+use common::{check, check_values, iota};
+use funcz::Tensor;
+
+pub struct Cache {
+    pub cache: Tensor,
+}
+
+variants!(append_field, append_field_f, append_field_fv; fn (c: &mut Cache, pos: i64, k: &Tensor) {
+    c.cache.narrow(0, pos, 1).copy_(k);
+});
+
+#[test]
+fn struct_field_mutated_through_a_view() {
+    check(
+        "append_field",
+        &[iota(&[4, 2]), iota(&[1, 2]).add(10.0)],
+        |v, x| {
+            let mut c = Cache {
+                cache: x[0].shallow_clone(),
+            };
+            [append_field, append_field_f, append_field_fv][v](&mut c, 2, &x[1]);
+            vec![c.cache]
+        },
+    );
+}
+
+impl Cache {
+    pub fn append(&mut self, pos: i64, k: &Tensor) {
+        self.cache.narrow(0, pos, 1).copy_(k);
+    }
+    #[funcz::functionalize]
+    pub fn append_f(&mut self, pos: i64, k: &Tensor) {
+        self.cache.narrow(0, pos, 1).copy_(k);
+    }
+    #[funcz::functionalize(remove = "mutations_and_views")]
+    pub fn append_fv(&mut self, pos: i64, k: &Tensor) {
+        self.cache.narrow(0, pos, 1).copy_(k);
+    }
+    /// `&self` is enough to mutate a tensor field in place (was refused).
+    #[funcz::functionalize]
+    pub fn step_f(&self, grad: &Tensor) -> Tensor {
+        self.cache.sub_(grad);
+        grad.sum()
+    }
+}
+
+#[test]
+fn method_mutating_a_field_of_self() {
+    check(
+        "append",
+        &[iota(&[4, 2]), iota(&[1, 2]).add(10.0)],
+        |v, x| {
+            let mut c = Cache {
+                cache: x[0].shallow_clone(),
+            };
+            match v {
+                0 => c.append(1, &x[1]),
+                1 => c.append_f(1, &x[1]),
+                _ => c.append_fv(1, &x[1]),
+            }
+            vec![c.cache]
+        },
+    );
+    let c = Cache { cache: iota(&[2]) };
+    let s = c.step_f(&Tensor::from_vec(vec![1.0, 1.0], &[2]));
+    assert_eq!(s.item(), 2.0);
+    assert_eq!(c.cache.to_vec(), vec![-1.0, 0.0]);
+}
+
+variants!(append_tuple, append_tuple_f, append_tuple_fv; fn (c: (&Tensor, i64), k: &Tensor) {
+    c.0.narrow(0, c.1, 1).copy_(k);
+});
+
+#[test]
+fn tuple_field_mutated_through_a_view() {
+    check(
+        "append_tuple",
+        &[iota(&[3, 2]), iota(&[1, 2]).add(10.0)],
+        |v, x| {
+            [append_tuple, append_tuple_f, append_tuple_fv][v]((&x[0], 2), &x[1]);
+            vec![]
+        },
+    );
+}
+
+type Mat = Tensor<f32>;
+variants!(alias_chain, alias_chain_f, alias_chain_fv; fn (x: &Mat) {
+    x.narrow(0, 0, 1).add_(1.0);
+});
+
+#[test]
+fn type_alias_input() {
+    check("alias_chain", &[iota(&[2, 2])], |v, x| {
+        [alias_chain, alias_chain_f, alias_chain_fv][v](&x[0]);
+        vec![]
+    });
+}
+
+variants!(typed, typed_f, typed_fv; fn (weight: &Tensor, grad: &Tensor) {
+    let w: Tensor = weight.shallow_clone();
+    w.sub_(grad);
+});
+
+#[test]
+fn typed_shallow_clone() {
+    check("typed", &[iota(&[3]), iota(&[3])], |v, x| {
+        [typed, typed_f, typed_fv][v](&x[0], &x[1]);
+        vec![]
+    });
+}
+
+// `let y: Tensor = xs[0].shallow_clone(); y.add_(1.0)` is refused at
+// compile time (tests/ui/elem_shallow_clone.rs); its help's form works:
+variants!(elem, elem_f, elem_fv; fn (xs: &mut [Tensor]) {
+    xs[0].add_(1.0);
+});
+
+#[test]
+fn element_mutated_in_place() {
+    check("elem", &[iota(&[3]), iota(&[2])], |v, x| {
+        [elem, elem_f, elem_fv][v](&mut x[..]);
+        vec![]
+    });
+}
+
+fn helper_sub(b: &Tensor) {
+    b.sub_(1.0);
+}
+variants!(via_helper, via_helper_f, via_helper_fv; fn (d: &Tensor) -> Tensor {
+    helper_sub(&d.narrow(0, 0, 2));
+    d.sum()
+});
+
+#[test]
+fn helper_on_temporary_view() {
+    check_values("via_helper", &[iota(&[3])], |v, x| {
+        vec![[via_helper, via_helper_f, via_helper_fv][v](&x[0])]
+    });
+}
+
+variants!(let_else, let_else_f, let_else_fv; fn (x: &Tensor, n: usize) -> f32 {
+    x.add_(1.0);
+    let Some(_k) = (if n > 3 { Some(n) } else { None }) else {
+        x.mul_(10.0);
+        return x.sum().item();
+    };
+    0.0
+});
+
+#[test]
+fn let_else_block_is_lowered() {
+    for n in [1, 5] {
+        check("let_else", &[iota(&[4])], |v, x| {
+            let r = [let_else, let_else_f, let_else_fv][v](&x[0], n);
+            vec![Tensor::from_vec(vec![r], &[1])]
+        });
+    }
+}
+
+variants!(stale_opt, stale_opt_f, stale_opt_fv; fn (x: &Tensor, y: Option<&Tensor>) -> f32 {
+    x.add_(1.0);
+    y.map_or(0.0, |t| t.sum().item())
+});
+
+/// The panic message of `f`, which must panic.
+fn panic_message(f: impl FnOnce()) -> String {
+    let err =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("expected a panic");
+    err.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn option_reader_of_mutated_input() {
+    // Disjoint: the original's values.
+    check("stale_opt", &[iota(&[3]), iota(&[2])], |v, x| {
+        let r = [stale_opt, stale_opt_f, stale_opt_fv][v](&x[0], Some(&x[1]));
+        vec![Tensor::from_vec(vec![r], &[1])]
+    });
+    // Reading a view of the mutated input: refused at entry, never stale.
+    for f in [stale_opt_f, stale_opt_fv] {
+        let a = iota(&[3]);
+        let msg = panic_message(|| {
+            f(&a, Some(&a.narrow(0, 0, 2)));
+        });
+        assert!(msg.contains("share storage"), "{msg}");
+    }
+    let a = iota(&[3]);
+    assert_eq!(stale_opt(&a, Some(&a.narrow(0, 0, 2))), 3.0);
+}
+
+variants!(stale_tuple, stale_tuple_f, stale_tuple_fv; fn (x: &Tensor, y: (&Tensor, usize)) -> f32 {
+    x.add_(1.0);
+    y.0.sum().item() + y.1 as f32
+});
+
+variants!(stale_slice, stale_slice_f, stale_slice_fv; fn (x: &Tensor, ys: &[&Tensor]) -> f32 {
+    x.add_(1.0);
+    ys[0].sum().item()
+});
+
+#[test]
+fn tuple_and_slice_readers_of_mutated_input() {
+    check("stale_tuple", &[iota(&[3]), iota(&[2])], |v, x| {
+        let r = [stale_tuple, stale_tuple_f, stale_tuple_fv][v](&x[0], (&x[1], 2));
+        vec![Tensor::from_vec(vec![r], &[1])]
+    });
+    for f in [stale_tuple_f, stale_tuple_fv] {
+        let a = iota(&[3]);
+        let msg = panic_message(|| {
+            f(&a, (&a.narrow(0, 0, 2), 0));
+        });
+        assert!(msg.contains("share storage"), "{msg}");
+    }
+    for f in [stale_slice_f, stale_slice_fv] {
+        let a = iota(&[3]);
+        let v = a.narrow(0, 1, 2);
+        let msg = panic_message(|| {
+            f(&a, &[&v]);
+        });
+        assert!(msg.contains("share storage"), "{msg}");
+    }
+    let (a, b) = (iota(&[3]), iota(&[2]));
+    assert_eq!(stale_slice_f(&a, &[&b]), stale_slice(&iota(&[3]), &[&b]));
+}
+
+// A closure bound in a `let` that reads a view of a tensor mutated later
+// is refused (tests/ui/closure_reads_mutated_alias.rs); its help's form,
+// the tensor passed as an argument, works:
+variants!(stale_closure, stale_closure_f, stale_closure_fv; fn (x: &Tensor) -> f32 {
+    let c = |t: &Tensor| t.sum().item();
+    x.add_(1.0);
+    let v = x.narrow(0, 0, 2);
+    c(&v)
+});
+
+#[test]
+fn closure_taking_the_view_as_an_argument() {
+    check("stale_closure", &[iota(&[3])], |v, x| {
+        let r = [stale_closure, stale_closure_f, stale_closure_fv][v](&x[0]);
+        vec![Tensor::from_vec(vec![r], &[1])]
+    });
+}
+
+variants!(swapped, swapped_f, swapped_fv; fn (x: &mut Tensor, y: &mut Tensor) {
+    x.add_(1.0);
+    std::mem::swap(x, y);
+    x.mul_(2.0);
+});
+
+#[test]
+fn mem_swap_of_inputs() {
+    check("swapped", &[iota(&[3]), iota(&[3]).add(10.0)], |v, x| {
+        let (a, b) = x.split_at_mut(1);
+        [swapped, swapped_f, swapped_fv][v](&mut a[0], &mut b[0]);
+        vec![]
+    });
+}
