@@ -264,3 +264,97 @@ fn mem_swap_of_inputs() {
         vec![]
     });
 }
+
+// Ordinary code the original compiles that used to be rejected by rustc
+// errors at the attribute (E0596, E0308).
+
+variants!(adam_like, adam_like_f, adam_like_fv; fn (xs: &mut [Tensor], g: &Tensor) {
+    let x = &xs[0];
+    x.lerp_(g, 0.1);
+});
+
+#[test]
+fn element_reference_mutated() {
+    check("adam_like", &[iota(&[3]), iota(&[3]).add(5.0)], |v, x| {
+        let (a, b) = x.split_at_mut(1);
+        [adam_like, adam_like_f, adam_like_fv][v](a, &b[0]);
+        vec![]
+    });
+}
+
+variants!(chain, chain_f, chain_fv; fn (a: &Tensor) -> Tensor {
+    let y = a.add(1.0).sqrt_();
+    y.add_(1.0);
+    y
+});
+
+#[test]
+fn functional_then_inplace_chain() {
+    check("chain", &[iota(&[3])], |v, x| {
+        vec![[chain, chain_f, chain_fv][v](&x[0])]
+    });
+}
+
+variants!(adam_step, adam_step_f, adam_step_fv; fn (p: &mut Tensor, g: &mut Tensor, m: &mut Tensor, v: &mut Tensor) -> Tensor {
+    v.mul_(0.999).addcmul_(&*g, &*g, 0.001);
+    let denom = v.sqrt().add_(1e-08);
+    p.addcdiv_(&*m, &denom, -0.01);
+    p.clone()
+});
+
+#[test]
+fn adam_step_with_mut_inputs() {
+    check(
+        "adam_step",
+        &[
+            iota(&[3]),
+            iota(&[3]).add(1.0),
+            iota(&[3]).add(2.0),
+            iota(&[3]).add(3.0),
+        ],
+        |k, x| {
+            let (p, rest) = x.split_at_mut(1);
+            let (g, rest) = rest.split_at_mut(1);
+            let (m, v) = rest.split_at_mut(1);
+            vec![[adam_step, adam_step_f, adam_step_fv][k](
+                &mut p[0], &mut g[0], &mut m[0], &mut v[0],
+            )]
+        },
+    );
+}
+
+variants!(shrink, shrink_f, shrink_fv; fn (w: &Tensor) -> Tensor {
+    let x = w + 1.0;
+    let mut y = x.view([4, 4]);
+    y.resize_([3, 3]);
+    &y + 1.0
+});
+
+#[test]
+fn resize_that_shrinks_a_view() {
+    check("shrink", &[iota(&[16])], |v, x| {
+        vec![[shrink, shrink_f, shrink_fv][v](&x[0])]
+    });
+}
+
+variants!(grow, grow_f, grow_fv; fn (w: &Tensor) -> Tensor {
+    let x = w + 1.0;
+    let mut y = x.view([2, 2]);
+    y.resize_([3, 3]);
+    &y + 1.0
+});
+
+#[test]
+fn resize_that_grows_a_view_panics_as_pytorch() {
+    for f in [grow_f, grow_fv] {
+        let msg = panic_message(|| {
+            f(&iota(&[4]));
+        });
+        assert!(
+            msg.contains("Attempted to resize a view tensor to a larger size"),
+            "{msg}"
+        );
+    }
+    // Eager grows the view's storage (as PyTorch eager does).
+    assert_eq!(grow(&iota(&[4])).shape(), &[3, 3]);
+}

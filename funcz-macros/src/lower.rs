@@ -302,7 +302,7 @@ impl<'a> Lowerer<'a> {
             Kind::Alias { root } | Kind::Multi { root } => {
                 self.found.mutated.insert(root);
             }
-            Kind::ElemRef { coll } => {
+            Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => {
                 self.found.mutated.insert(coll);
             }
             _ => {}
@@ -346,6 +346,7 @@ impl<'a> Lowerer<'a> {
             Kind::Root { known: true, .. }
                 | Kind::Alias { .. }
                 | Kind::ElemRef { .. }
+                | Kind::ElemAt { .. }
                 | Kind::Ambiguous
                 | Kind::Plain
         )
@@ -574,6 +575,26 @@ impl<'a> Lowerer<'a> {
             return vec![Stmt::Local(local)];
         }
         let ident = Self::pat_ident(&local.pat).expect("checked above");
+        // `let x = &xs[i];` names the place `xs[i]`: its in-place ops write
+        // the element, its reads read it.
+        if let Expr::Reference(r) = &*init.expr
+            && let Expr::Index(ix) = &*r.expr
+            && let Some(coll) = self.binding_of(&ix.expr)
+            && matches!(self.scopes.kind(coll), Kind::Coll { .. })
+        {
+            let mut index = (*ix.index).clone();
+            self.visit_expr_mut(&mut index);
+            let n = self.scopes.bindings.len();
+            let hidden = format_ident!("__fz_elem_at_{}", n, span = Span::mixed_site());
+            self.scopes.declare(
+                &ident,
+                Kind::ElemAt {
+                    coll,
+                    index: hidden.clone(),
+                },
+            );
+            return vec![pq!(let #hidden: usize = #index;)];
+        }
         let expr = *init.expr;
         let rt = rt();
         let mode = self.mode.clone();
@@ -766,7 +787,7 @@ impl<'a> Lowerer<'a> {
                 _ => {
                     let id = self.binding_of(cur)?;
                     return match self.scopes.kind(id) {
-                        Kind::ElemRef { coll } => Some(*coll),
+                        Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => Some(*coll),
                         _ => None,
                     };
                 }
@@ -794,7 +815,7 @@ impl<'a> Lowerer<'a> {
     fn check_elem_aliases(&self, id: usize) {
         let coll = match self.scopes.kind(id) {
             Kind::Coll { .. } => id,
-            Kind::ElemRef { coll } => *coll,
+            Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => *coll,
             _ => {
                 if let Some(&(_, coll)) = self.elem_aliases.iter().find(|(a, _)| *a == id) {
                     let name = self.scopes.ident(id);
@@ -887,7 +908,23 @@ impl<'a> Lowerer<'a> {
                 let mut cur: &Expr = &m.receiver;
                 loop {
                     match cur {
-                        Expr::MethodCall(mm) => cur = &mm.receiver,
+                        // Only views and in-place ops pass the storage on:
+                        // `a.add(1.0).sqrt_()` mutates a fresh value.
+                        Expr::MethodCall(mm)
+                            if matches!(
+                                optable::lookup(&mm.method.to_string()).map(|i| i.kind),
+                                Some(
+                                    OpKind::View { .. }
+                                        | OpKind::MaybeView { .. }
+                                        | OpKind::MultiView { .. }
+                                        | OpKind::Inplace { .. }
+                                        | OpKind::InplaceView { .. }
+                                )
+                            ) =>
+                        {
+                            cur = &mm.receiver
+                        }
+                        Expr::MethodCall(_) => return None,
                         Expr::Paren(p) => cur = &p.expr,
                         Expr::Index(i) => cur = &i.expr,
                         Expr::Unary(u) => cur = &u.expr,
@@ -961,6 +998,13 @@ impl<'a> Lowerer<'a> {
             Expr::Group(g) => self.target(&g.expr),
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
                 let id = self.binding_of(&u.expr)?;
+                if let Kind::ElemAt { coll, index } = self.scopes.kind(id).clone() {
+                    return Some(Target::Place {
+                        prelude: Vec::new(),
+                        place: Place::Index(coll, pq!(#index)),
+                        steps: Vec::new(),
+                    });
+                }
                 matches!(self.scopes.kind(id), Kind::ElemRef { .. } | Kind::Root { .. }).then(|| Target::Place {
                     prelude: Vec::new(),
                     place: Place::Var(id),
@@ -970,6 +1014,14 @@ impl<'a> Lowerer<'a> {
             Expr::Path(_) | Expr::Field(_) => {
                 let id = self.binding_of(e)?;
                 match self.scopes.kind(id) {
+                    Kind::ElemAt { coll, index } => {
+                        let (coll, index) = (*coll, index.clone());
+                        Some(Target::Place {
+                            prelude: Vec::new(),
+                            place: Place::Index(coll, pq!(#index)),
+                            steps: Vec::new(),
+                        })
+                    }
                     Kind::Root { .. } | Kind::Alias { .. } | Kind::ElemRef { .. } => Some(Target::Place {
                         prelude: Vec::new(),
                         place: Place::Var(id),
@@ -1558,6 +1610,20 @@ impl<'a> Lowerer<'a> {
                     pq!({ #v = #rt::resized(&#v, #args); #rt::handle(&#v) })
                 }
             }
+            Some((id, Kind::Alias { .. })) => {
+                // Shrinking a view is a new view of its first elements;
+                // growing it panics with PyTorch's message (rt::resize_view).
+                self.mark_mutated(id);
+                if !self.has_state(id) {
+                    // Learned on this pass; the next one has the state.
+                    return Expr::MethodCall(m.clone());
+                }
+                self.need_sync(id);
+                let (v, s) = (self.var(id), state_ident(id));
+                let name = self.scopes.ident(id).to_string();
+                let mode = self.mode.clone();
+                pq!(#rt::resize_view(#name, &mut #v, &mut #s, #args, #mode))
+            }
             _ => {
                 self.error(
                     m,
@@ -2106,6 +2172,10 @@ impl Lowerer<'_> {
             },
             Kind::Root { input: None, .. } if self.has_state(id) => *e = pq!(#ident),
             Kind::ElemRef { .. } if self.shared_elems.contains(&id) => *e = pq!((&*#ident)),
+            Kind::ElemAt { coll, index } => {
+                let c = self.var(coll);
+                *e = pq!((&#c[#index]));
+            }
             Kind::Coll {
                 input: Some((p, vec)),
             } if self.facts.mutated.contains(&id) => match (p, vec) {

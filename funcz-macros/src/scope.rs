@@ -25,6 +25,9 @@ pub(crate) enum Kind {
     Coll { input: Option<(Passing, bool)> },
     /// A loop variable referring to one element of the collection `coll`.
     ElemRef { coll: usize },
+    /// `let x = &coll[i]` (or `&mut`): a name for the place `coll[index]`,
+    /// `index` being the hidden variable the index was evaluated into.
+    ElemAt { coll: usize, index: Ident },
     /// Made in branches from different bases: cannot be tracked.
     Ambiguous,
     /// A tensor that is only read (bound from an `Option<&Tensor>` input).
@@ -102,7 +105,7 @@ impl Scopes {
         match self.kind(id) {
             Kind::Root { .. } => Some(id),
             Kind::Alias { root } | Kind::Multi { root } => Some(*root),
-            Kind::ElemRef { coll } => Some(*coll),
+            Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => Some(*coll),
             _ => None,
         }
     }

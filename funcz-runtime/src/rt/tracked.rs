@@ -769,3 +769,56 @@ pub fn meta_inplace<T: Element>(
     *value = v;
     *state = s;
 }
+
+/// `v.resize_(size)` on a view `v`, as PyTorch's functionalization does it:
+/// shrinking is a new view of the first elements of `v` (`view(-1)`,
+/// `slice`, `view(size)`); growing is an error, with PyTorch's message.
+/// Returns a handle of the resized view.
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let x = Tensor::<f32>::from_vec((0..16).map(|i| i as f32).collect(), &[16]);
+/// let mut v = x.view([4, 4]);
+/// let mut s = rt::Tracked::root(&v);
+/// let r = rt::resize_view("v", &mut v, &mut s, [3, 3], rt::Mode::Views);
+/// assert_eq!(r.shape(), &[3, 3]);
+/// assert_eq!(r.to_vec()[8], 8.0);
+/// ```
+#[track_caller]
+pub fn resize_view<T: Element>(
+    name: &str,
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    size: impl crate::args::IntoShape,
+    mode: Mode,
+) -> Tensor<T> {
+    let size = size.into_shape();
+    let n: i64 = size.iter().product();
+    let have = value.numel() as i64;
+    if size.iter().any(|&d| d < 0) {
+        panic!("funcz: {name}.resize_({size:?}): sizes must be non-negative");
+    }
+    if n > have {
+        panic!(
+            "funcz: {name}.resize_({size:?}) on a view of {have} elements (shape {:?}): Attempted to resize a view \
+             tensor to a larger size. This is not allowed in the functionalization pass. help: resize a fresh \
+             tensor (`.clone()` the view first)",
+            value.shape()
+        );
+    }
+    if !state.original_layout().is_contiguous() {
+        panic!(
+            "funcz: {name}.resize_({size:?}) on a non-contiguous view (shape {:?}): #[functionalize] does not \
+             re-lay out a view over its base's storage. help: resize a `.contiguous()` copy or a `.clone()`",
+            value.shape()
+        );
+    }
+    for meta in [
+        ViewMeta::view([-1]),
+        ViewMeta::narrow(0, 0, n),
+        ViewMeta::view(size.clone()),
+    ] {
+        meta_inplace(value, state, meta, mode);
+    }
+    value.handle()
+}
