@@ -358,3 +358,82 @@ fn resize_that_grows_a_view_panics_as_pytorch() {
     // Eager grows the view's storage (as PyTorch eager does).
     assert_eq!(grow(&iota(&[4])).shape(), &[3, 3]);
 }
+
+variants!(guard, guard_f, guard_fv; fn (x: &Tensor, n: usize) -> f32 {
+    match n {
+        k if { x.add_(1.0); k > 2 } => x.sum().item(),
+        _ => 0.0,
+    }
+});
+
+#[test]
+fn match_guard_is_lowered() {
+    for n in [1, 5] {
+        check("guard", &[iota(&[3])], |v, x| {
+            let r = [guard, guard_f, guard_fv][v](&x[0], n);
+            vec![Tensor::from_vec(vec![r], &[1])]
+        });
+    }
+}
+
+// `let both = vec![x.shallow_clone(), ..]; x.add_(1.0); both[0]` is refused
+// (tests/ui/view_stored_in_vec.rs); its help's form works:
+variants!(vec_reader, vec_reader_f, vec_reader_fv; fn (x: &Tensor, y: &Tensor) -> f32 {
+    x.add_(1.0);
+    let mut both = vec![x.shallow_clone()];
+    both.push(y.shallow_clone());
+    both[0].sum().item()
+});
+
+#[test]
+fn vec_of_handles_built_after_the_mutation() {
+    check_values("vec_reader", &[iota(&[3]), iota(&[2])], |v, x| {
+        let r = [vec_reader, vec_reader_f, vec_reader_fv][v](&x[0], &x[1]);
+        vec![Tensor::from_vec(vec![r], &[1])]
+    });
+}
+
+variants!(slice_swap, slice_swap_f, slice_swap_fv; fn (xs: &mut [Tensor]) {
+    xs[0].add_(1.0);
+    xs.swap(0, 1);
+    xs[0].mul_(2.0);
+});
+
+#[test]
+fn slice_swap_of_input_elements() {
+    check("slice_swap", &[iota(&[3]), iota(&[3]).add(10.0)], |v, x| {
+        [slice_swap, slice_swap_f, slice_swap_fv][v](&mut x[..]);
+        vec![]
+    });
+}
+
+variants!(assign_other_shape, assign_other_shape_f, assign_other_shape_fv; fn (x: &mut Tensor) {
+    x.add_(1.0);
+    *x = Tensor::zeros(&[2, 2]);
+});
+
+#[test]
+fn assigning_a_mut_input_another_shape() {
+    check("assign_other_shape", &[iota(&[3])], |v, x| {
+        [
+            assign_other_shape,
+            assign_other_shape_f,
+            assign_other_shape_fv,
+        ][v](&mut x[0]);
+        vec![]
+    });
+}
+
+variants!(fmt_read, fmt_read_f, fmt_read_fv; fn (x: &Tensor) -> String {
+    x.add_(1.0);
+    let s = x.sum().item();
+    format!("{s} {:?} {x:?}", x.to_vec())
+});
+
+#[test]
+fn format_macros_read_the_current_value() {
+    let want = fmt_read(&iota(&[3]));
+    assert_eq!(fmt_read_f(&iota(&[3])), want);
+    assert_eq!(fmt_read_fv(&iota(&[3])), want);
+    assert!(want.starts_with("6 [1.0, 2.0, 3.0]"), "{want}");
+}

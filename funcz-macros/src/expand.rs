@@ -87,6 +87,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         });
         let mut next = facts.clone();
         next.mutated.extend(found.mutated);
+        next.mutations = found.mutations;
         next.meta.extend(found.meta);
         if (!dry && next == facts) || pass == 6 {
             cx.absorb(pass_cx);
@@ -265,6 +266,9 @@ fn lower_fn(
                     (_, true) => parse_quote!(::funcz::rt::write_back(&*#input, &#b);),
                     (Passing::Value, false) => {
                         parse_quote!(::funcz::rt::write_back(&#input, &#var);)
+                    }
+                    (Passing::RefMut, false) => {
+                        parse_quote!(::funcz::rt::write_back_mut(&mut *#input, &#var);)
                     }
                     (_, false) => parse_quote!(::funcz::rt::write_back(&*#input, &#var);),
                 });

@@ -40,6 +40,29 @@ const QUERIES: &[&str] = &[
     "is_empty",
 ];
 
+/// Methods of a slice or `Vec` of tensors that neither reorder nor replace
+/// elements.
+const COLL_READS: &[&str] = &[
+    "len",
+    "is_empty",
+    "iter",
+    "get",
+    "first",
+    "last",
+    "contains",
+    "to_vec",
+    "clone",
+    "as_slice",
+    "windows",
+    "chunks",
+    "split_at",
+    "split_first",
+    "split_last",
+    "into_iter",
+    "capacity",
+    "iter_mut",
+];
+
 type Args = Punctuated<Expr, Token![,]>;
 
 /// One view applied on the way from a place to the mutated tensor.
@@ -98,6 +121,8 @@ pub(crate) struct Lowerer<'a> {
     /// How many `let` statements are being lowered (closures made inside
     /// one may outlive the statement).
     let_depth: usize,
+    /// How many loops enclose the code being lowered.
+    loop_depth: usize,
     /// Per open closure: whether it was made inside a `let`.
     closure_escapes: Vec<bool>,
     /// Bindings that are views of a collection element, with the collection.
@@ -189,6 +214,7 @@ impl<'a> Lowerer<'a> {
             stmt_fresh: Vec::new(),
             closure_floor: Vec::new(),
             let_depth: 0,
+            loop_depth: 0,
             closure_escapes: Vec::new(),
             elem_aliases: Vec::new(),
             converted: Vec::new(),
@@ -295,6 +321,9 @@ impl<'a> Lowerer<'a> {
 
     fn mark_mutated(&mut self, id: usize) {
         self.check_elem_aliases(id);
+        if let Some(root) = self.scopes.root_of(id) {
+            *self.found.mutations.entry(root).or_default() += 1;
+        }
         match self.scopes.kind(id).clone() {
             Kind::Root { .. } | Kind::Coll { .. } => {
                 self.found.mutated.insert(id);
@@ -307,6 +336,15 @@ impl<'a> Lowerer<'a> {
             }
             _ => {}
         }
+    }
+
+    /// True if `root` may be mutated after the code being lowered: a
+    /// mutation lowered later in the text (as the previous pass counted),
+    /// or any mutation while inside a loop.
+    fn mutated_later(&self, root: usize) -> bool {
+        let total = self.facts.mutations.get(&root).copied().unwrap_or(0);
+        let seen = self.found.mutations.get(&root).copied().unwrap_or(0);
+        self.tracked_root(root) && (seen < total || (self.loop_depth > 0 && total > 0))
     }
 
     fn captured(&self, id: usize) -> bool {
@@ -486,8 +524,8 @@ impl<'a> Lowerer<'a> {
                 self.visit_expr_mut(&mut e);
                 vec![Stmt::Expr(e, semi)]
             }
-            Stmt::Macro(m) => {
-                self.check_macro(&m.mac);
+            Stmt::Macro(mut m) => {
+                self.lower_macro(&mut m.mac);
                 vec![Stmt::Macro(m)]
             }
             other => vec![other],
@@ -1728,6 +1766,127 @@ impl<'a> Lowerer<'a> {
         self.exit_block(e, moves, false)
     }
 
+    /// Lowers a macro invocation whose arguments are expressions
+    /// (`vec![a, b]`, `vec![x; n]`, `println!("{}", x)`, `assert!(..)`): each
+    /// argument is lowered like any expression, and a tensor named inside a
+    /// format string (`"{x}"`) that lives in a hidden variable is passed as a
+    /// named argument. Arguments that are not expressions are left as
+    /// written; reading a tracked tensor there is refused.
+    ///
+    /// Input: `println!("{x:?} {}", y.sum())` with `x` mutated before.
+    /// Output: `println!("{x:?} {}", y.sum(), x = __fz_x_0)`.
+    fn lower_macro(&mut self, mac: &mut syn::Macro) {
+        self.check_macro(mac);
+        let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+        if let Ok(mut args) = syn::parse::Parser::parse2(parser, mac.tokens.clone()) {
+            if mac.path.segments.last().is_some_and(|s| s.ident == "vec") {
+                for a in args.iter() {
+                    self.check_stored(a, false);
+                }
+            }
+            for a in args.iter_mut() {
+                self.visit_expr_mut(a);
+            }
+            // Implicit captures of a format string.
+            let mut extra: Vec<TokenStream> = Vec::new();
+            if let Some(Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(fmt),
+                ..
+            })) = args.iter().find(|a| {
+                matches!(
+                    a,
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(_),
+                        ..
+                    })
+                )
+            }) {
+                for name in format_captures(&fmt.value()) {
+                    if extra
+                        .iter()
+                        .any(|t| t.to_string().starts_with(&format!("{name} =")))
+                    {
+                        continue;
+                    }
+                    if let Some(id) = self.scopes.lookup(&name) {
+                        let ident = Ident::new(&name, fmt.span());
+                        let mut value: Expr = syn::parse_quote!(#ident);
+                        self.use_binding(id, &mut value);
+                        if value.to_token_stream().to_string() != name {
+                            extra.push(quote!(#ident = #value));
+                        }
+                    }
+                }
+            }
+            mac.tokens = if extra.is_empty() {
+                args.to_token_stream()
+            } else {
+                let sep = (!args.empty_or_trailing()).then(|| quote!(,));
+                quote!(#args #sep #(#extra),*)
+            };
+            return;
+        }
+        // `vec![x; n]`.
+        struct Repeat(Expr, Token![;], Expr);
+        impl syn::parse::Parse for Repeat {
+            fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+                Ok(Repeat(input.parse()?, input.parse()?, input.parse()?))
+            }
+        }
+        if let Ok(Repeat(mut a, semi, mut b)) = syn::parse2::<Repeat>(mac.tokens.clone()) {
+            self.visit_expr_mut(&mut a);
+            self.visit_expr_mut(&mut b);
+            mac.tokens = quote!(#a #semi #b);
+            return;
+        }
+        // Not expressions: a tracked tensor named there would be read as
+        // the caller's, stale.
+        let mut names = Vec::new();
+        scan_tokens(mac.tokens.clone(), &mut |_, ident: &Ident| {
+            names.push(ident.clone())
+        });
+        for ident in names {
+            if let Some(id) = self.scopes.lookup(&ident.to_string())
+                && self.var(id) != ident
+                && self.has_state(id)
+            {
+                self.error(
+                    &ident,
+                    format!(
+                        "`{ident}` is read inside a macro whose arguments are not expressions: #[functionalize] \
+                         cannot see into them, and `{ident}` is mutated in this function"
+                    ),
+                    format!("bind what the macro needs first: `let v = &{ident};` and pass `v` to the macro"),
+                );
+            }
+        }
+    }
+
+    /// Refuses storing a view of a tensor this function mutates in a
+    /// collection or struct that outlives the statement (`let v = vec![x.t()]`,
+    /// `list.push(x.narrow(..))`): the stored view would not follow later
+    /// mutations of `x` (issue 11's `vec![..]` repro read a stale value).
+    fn check_stored(&self, e: &Expr, always: bool) {
+        if !(always || self.let_depth > 0) {
+            return;
+        }
+        if let Some(root) = self.view_chain_root(e)
+            && self.mutated_later(root)
+        {
+            self.error(
+                e,
+                format!(
+                    "a view of `{}` is stored in a collection or struct, but this function mutates `{}` later: \
+                     the stored view would not follow the mutation",
+                    self.scopes.ident(root),
+                    self.scopes.ident(root)
+                ),
+                "store a copy (`.clone()`), or build the collection after the last mutation, or keep the view in \
+                 its own variable (`let v = ...;`), which #[functionalize] keeps up to date",
+            );
+        }
+    }
+
     fn check_macro(&mut self, mac: &syn::Macro) {
         let mut found: Option<(Ident, TokenTree)> = None;
         scan_tokens(mac.tokens.clone(), &mut |prev_dot, ident: &Ident| {
@@ -1898,6 +2057,17 @@ impl VisitMut for Lowerer<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let looping = matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_));
+        self.loop_depth += usize::from(looping);
+        self.lower_expr(e);
+        self.loop_depth -= usize::from(looping);
+    }
+}
+
+impl Lowerer<'_> {
+    /// Lowers one expression (see [`VisitMut::visit_expr_mut`], which
+    /// counts the loops around it).
+    fn lower_expr(&mut self, e: &mut Expr) {
         if self.is_inplace_call(e) {
             if let Some(lowered) = self.try_inplace(e, Want::Value) {
                 *e = lowered;
@@ -2060,10 +2230,7 @@ impl VisitMut for Lowerer<'_> {
                 self.visit_block_mut(&mut a.block);
                 self.closure_floor.pop();
             }
-            Expr::Macro(m) => {
-                let mac = m.mac.clone();
-                self.check_macro(&mac);
-            }
+            Expr::Macro(m) => self.lower_macro(&mut m.mac),
             Expr::Return(r) if self.closure_floor.is_empty() && !self.exit.is_empty() => {
                 let mut value: Expr = match r.expr.take() {
                     Some(v) => *v,
@@ -2113,12 +2280,34 @@ impl VisitMut for Lowerer<'_> {
                 let plain = self.unwraps_tensors(&l.expr);
                 self.declare_bound(&l.pat, plain);
             }
+            Expr::Array(a) => {
+                for el in a.elems.iter() {
+                    self.check_stored(el, false);
+                }
+                visit_mut::visit_expr_mut(self, e);
+            }
+            Expr::Tuple(t) => {
+                for el in t.elems.iter() {
+                    self.check_stored(el, false);
+                }
+                visit_mut::visit_expr_mut(self, e);
+            }
+            Expr::Struct(st) => {
+                for f in st.fields.iter() {
+                    self.check_stored(&f.expr, false);
+                }
+                visit_mut::visit_expr_mut(self, e);
+            }
             Expr::Match(m) => {
                 self.visit_expr_mut(&mut m.expr);
                 let plain = self.unwraps_tensors(&m.expr);
                 for arm in m.arms.iter_mut() {
                     self.scopes.push();
                     self.declare_bound(&arm.pat, plain);
+                    // A guard is ordinary code (its in-place ops are lowered).
+                    if let Pat::Guard(g) = &mut arm.pat {
+                        self.visit_expr_mut(&mut g.guard);
+                    }
                     self.visit_expr_mut(&mut arm.body);
                     self.scopes.pop();
                 }
@@ -2126,6 +2315,40 @@ impl VisitMut for Lowerer<'_> {
             _ => visit_mut::visit_expr_mut(self, e),
         }
     }
+}
+
+/// The identifiers a format string captures implicitly (`{x}`, `{x:?}`,
+/// `{x:>8}`), not positional (`{}`, `{0}`) or escaped (`{{`).
+fn format_captures(fmt: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '{' {
+            continue;
+        }
+        if chars.peek() == Some(&'{') {
+            chars.next();
+            continue;
+        }
+        let mut name = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_alphanumeric() || c == '_' {
+                name.push(c);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        if name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && !out.contains(&name)
+        {
+            out.push(name);
+        }
+    }
+    out
 }
 
 fn is_compound(op: &syn::BinOp) -> bool {
@@ -2142,12 +2365,16 @@ impl Lowerer<'_> {
     /// A read of binding `id`: regenerate it if stale, and rename shadowed
     /// inputs so the body sees the type it was written against.
     fn use_binding(&mut self, id: usize, e: &mut Expr) {
-        if self.has_state(id) && self.captured(id) && self.closure_escapes.last() == Some(&true) {
-            let root = self.scopes.root_of(id).unwrap_or(id);
+        let root = self.scopes.root_of(id).unwrap_or(id);
+        if self.has_state(id)
+            && self.captured(id)
+            && self.closure_escapes.last() == Some(&true)
+            && self.mutated_later(root)
+        {
             self.error(
                 &*e,
                 format!(
-                    "a closure bound in a `let` reads `{}`, which this function mutates (through `{}`): \
+                    "a closure bound in a `let` reads `{}`, which this function mutates later (through `{}`): \
                      #[functionalize] cannot see when the closure runs, so it could read a stale value",
                     self.scopes.ident(id),
                     self.scopes.ident(root)
@@ -2301,9 +2528,33 @@ impl Lowerer<'_> {
                 self.mark_mutated(*id);
             }
         }
+        // `xs.swap(0, 1)` on a tracked collection: its elements may now sit
+        // at other indices than their buffers' callers; detach them.
+        let detach = if let Expr::MethodCall(m) = &*e
+            && let Some(id) = self.binding_of(&m.receiver)
+            && matches!(self.scopes.kind(id), Kind::Coll { .. })
+            && self.facts.mutated.contains(&id)
+            && !COLL_READS.contains(&m.method.to_string().as_str())
+        {
+            let v = self.var(id);
+            Some(pq!(#rt::detach_all(&mut #v[..]);))
+        } else {
+            None
+        };
+        if let Expr::MethodCall(m) = &*e
+            && matches!(
+                m.method.to_string().as_str(),
+                "push" | "insert" | "push_back" | "push_front" | "extend"
+            )
+        {
+            for a in m.args.iter() {
+                self.check_stored(a, true);
+            }
+        }
         let mut arg_before = Vec::new();
         let mut arg_after = Vec::new();
         self.visit_opaque_args(e, &mut arg_before, &mut arg_after);
+        arg_after.extend(detach);
         let replaceable = passed_all.iter().any(|(id, by_mut)| {
             (*by_mut
                 || matches!(
@@ -2321,6 +2572,7 @@ impl Lowerer<'_> {
             && elem_views.is_empty()
             && !replaceable
             && arg_before.is_empty()
+            && arg_after.is_empty()
         {
             return;
         }
@@ -2415,7 +2667,7 @@ impl Lowerer<'_> {
             before.push(pq!(let #idt = #rt::identity(&#v);));
             after.push(pq!(if #rt::identity(&#v) != #idt { #rt::rebind(#name, &mut #v, &mut #s, #views); }));
         }
-        if before.is_empty() {
+        if before.is_empty() && after.is_empty() {
             return;
         }
         let r = tmp("__fz_call");

@@ -2,7 +2,7 @@
 //! alias of a root, a collection of roots, ...). Ids are handed out in
 //! traversal order, so two passes over the same body agree on them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::{Ident, Span};
 use quote::format_ident;
@@ -43,13 +43,23 @@ pub(crate) struct Binding {
 }
 
 /// Facts one pass learns and the next one uses.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Facts {
     /// Roots whose data is mutated (directly, through an alias, or by an
     /// opaque call), and collections whose elements are.
     pub mutated: HashSet<usize>,
     /// Roots whose own layout is changed by `t_`, `transpose_`, ...
     pub meta: HashSet<usize>,
+    /// How many mutations of each root a pass lowered (in textual order),
+    /// so the next pass knows whether one comes later. Not part of the
+    /// fixpoint (`PartialEq` ignores it).
+    pub mutations: HashMap<usize, usize>,
+}
+
+impl PartialEq for Facts {
+    fn eq(&self, other: &Self) -> bool {
+        self.mutated == other.mutated && self.meta == other.meta
+    }
 }
 
 #[derive(Default)]

@@ -211,6 +211,35 @@ pub fn write_back<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
     dst.copy_(value);
 }
 
+/// [`write_back`] for a `&mut Tensor` input: when the body left the
+/// variable holding a tensor of another shape (`*x = Tensor::zeros(..)`),
+/// the caller's tensor becomes that tensor, as the original's assignment
+/// through the `&mut` does; otherwise its data is written back.
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let mut x = Tensor::<f32>::zeros(&[3]);
+/// rt::write_back_mut(&mut x, &Tensor::ones(&[2, 2]));
+/// assert_eq!(x.shape(), &[2, 2]);
+/// ```
+pub fn write_back_mut<T: Element>(dst: &mut Tensor<T>, value: &Tensor<T>) {
+    if dst.shape() != value.shape() {
+        *dst = value.handle();
+    } else {
+        write_back(dst, value);
+    }
+}
+
+/// After a call the macro cannot see reordered or replaced the elements of
+/// a collection the body tracks (`xs.swap(0, 1)`, `xs.reverse()`): each
+/// element gets its own copy, so that no element shares a buffer that the
+/// exit writes another caller's element into.
+pub fn detach_all<T: Element>(elements: &mut [Tensor<T>]) {
+    for e in elements.iter_mut() {
+        *e = e.clone();
+    }
+}
+
 /// [`write_back`] for each element of a slice input.
 pub fn write_back_all<T: Element>(dst: &[Tensor<T>], values: &[Tensor<T>]) {
     for (d, v) in dst.iter().zip(values) {
