@@ -15,6 +15,14 @@ use crate::scope::{Facts, Kind, base_ident, input_ident, state_ident};
 /// Expands `#[functionalize(args)]` on `item`. Never panics: bad input
 /// gives spanned errors after the original item.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    // Parsing and lowering recurse once per nesting level of the body (500
+    // nested blocks, 2,000-long chains): run on a roomy stack segment.
+    stacker::maybe_grow(32 * 1024 * 1024, 64 * 1024 * 1024, || {
+        expand_inner(args, item)
+    })
+}
+
+fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
     let cx = Ctxt::default();
     let remove = attr::parse(args, &cx);
     let func: ItemFn = match syn::parse2::<ItemFn>(item.clone()) {

@@ -186,6 +186,12 @@ macro_rules! pq {
     };
 }
 
+/// Runs `f` with at least 128 KiB of stack left, switching to a new 8 MiB
+/// segment when less is (the expansion recurses once per link of a chain).
+pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(128 * 1024, 8 * 1024 * 1024, f)
+}
+
 fn rt() -> TokenStream {
     // Not cached: proc_macro tokens must not outlive one expansion.
     quote!(::funcz::rt)
@@ -480,8 +486,65 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// Splits a statement that chains in-place ops on a variable or field
+    /// (`x.mul_(2.0).add_(3.0);`) into one statement per op, in order: the
+    /// same program (each op runs on the same tensor, its arguments read
+    /// after the ops before it), lowered flat however long the chain.
+    ///
+    /// Input: `x.mul_(2.0).add_(&y);`
+    /// Output: `x.mul_(2.0); x.add_(&y);`
+    fn split_chain(&self, stmt: &Stmt) -> Option<Vec<Stmt>> {
+        let Stmt::Expr(e, Some(semi)) = stmt else {
+            return None;
+        };
+        let mut ops: Vec<&syn::ExprMethodCall> = Vec::new();
+        let mut cur = e;
+        while let Expr::MethodCall(m) = cur
+            && matches!(
+                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                Some(OpKind::Inplace { .. })
+            )
+        {
+            ops.push(m);
+            cur = &m.receiver;
+        }
+        if ops.len() < 2
+            || !matches!(cur, Expr::Path(_) | Expr::Field(_))
+            || self.binding_of(cur).is_none()
+        {
+            return None;
+        }
+        Some(
+            ops.iter()
+                .rev()
+                .map(|m| {
+                    // Built field by field: cloning `m` would copy the rest
+                    // of the chain (its receiver) once per op.
+                    let one = syn::ExprMethodCall {
+                        attrs: m.attrs.clone(),
+                        receiver: Box::new(cur.clone()),
+                        dot_token: m.dot_token,
+                        method: m.method.clone(),
+                        turbofish: m.turbofish.clone(),
+                        paren_token: m.paren_token,
+                        args: m.args.clone(),
+                    };
+                    Stmt::Expr(Expr::MethodCall(one), Some(*semi))
+                })
+                .collect(),
+        )
+    }
+
     pub fn lower_stmts(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
         let mut out = Vec::new();
+        let mut stmts = stmts;
+        let mut k = 0;
+        while k < stmts.len() {
+            if let Some(split) = self.split_chain(&stmts[k]) {
+                stmts.splice(k..=k, split);
+            }
+            k += 1;
+        }
         for stmt in stmts {
             self.pre.push(Vec::new());
             self.synced.push(Vec::new());
@@ -942,8 +1005,17 @@ impl<'a> Lowerer<'a> {
     /// The root an in-place expression mutates, if it is a tracked place.
     fn target_root_of(&self, e: &Expr) -> Option<usize> {
         match e {
-            Expr::MethodCall(m) => {
-                let mut cur: &Expr = &m.receiver;
+            Expr::MethodCall(m) => self.receiver_root(&m.receiver),
+            Expr::Paren(p) => self.target_root_of(&p.expr),
+            _ => None,
+        }
+    }
+
+    /// The root the receiver chain `recv` of an in-place op starts from.
+    fn receiver_root(&self, recv: &Expr) -> Option<usize> {
+        {
+            {
+                let mut cur: &Expr = recv;
                 loop {
                     match cur {
                         // Only views and in-place ops pass the storage on:
@@ -971,8 +1043,6 @@ impl<'a> Lowerer<'a> {
                 }
                 self.binding_of(cur).and_then(|id| self.scopes.root_of(id))
             }
-            Expr::Paren(p) => self.target_root_of(&p.expr),
-            _ => None,
         }
     }
 
@@ -1031,6 +1101,10 @@ impl<'a> Lowerer<'a> {
 
     /// Classifies the receiver of an in-place op (or of a view chain).
     fn target(&mut self, e: &Expr) -> Option<Target> {
+        grow(|| self.target_inner(e))
+    }
+
+    fn target_inner(&mut self, e: &Expr) -> Option<Target> {
         match e {
             Expr::Paren(p) => self.target(&p.expr),
             Expr::Group(g) => self.target(&g.expr),
@@ -1322,7 +1396,7 @@ impl<'a> Lowerer<'a> {
         let mode = self.mode.clone();
         let op = m.method.to_string();
         let fname = Ident::new(functional, m.method.span());
-        let root = self.target_root_of(&Expr::MethodCall(m.clone()));
+        let root = self.receiver_root(&m.receiver);
         if self.refuse_in_closure(m, root) {
             return Expr::MethodCall(m.clone());
         }
@@ -2057,10 +2131,14 @@ impl VisitMut for Lowerer<'_> {
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
-        let looping = matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_));
-        self.loop_depth += usize::from(looping);
-        self.lower_expr(e);
-        self.loop_depth -= usize::from(looping);
+        // Long chains (`x.add_(1).add_(1)...`, `a + b + ...`, nested blocks)
+        // recurse once per link: grow the stack instead of overflowing it.
+        grow(|| {
+            let looping = matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_));
+            self.loop_depth += usize::from(looping);
+            self.lower_expr(e);
+            self.loop_depth -= usize::from(looping);
+        })
     }
 }
 
