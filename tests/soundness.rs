@@ -437,3 +437,55 @@ fn format_macros_read_the_current_value() {
     assert_eq!(fmt_read_fv(&iota(&[3])), want);
     assert!(want.starts_with("6 [1.0, 2.0, 3.0]"), "{want}");
 }
+
+// Non-tensor values whose methods are named like view ops (ndarray's `t`,
+// `slice`, `select`) pass through unchanged.
+variants!(mixed_nd, mixed_nd_f, mixed_nd_fv; fn (x: &Tensor, m: &ndarray::Array2<f32>) -> f32 {
+    let a = ndarray::Array2::<f32>::zeros((2, 3));
+    let b = a.t();
+    let c = m.slice(ndarray::s![0..1, ..]);
+    let d = m.t().select(ndarray::Axis(0), &[0]);
+    x.add_(1.0);
+    b.sum() + c.sum() + d.sum() + x.sum().item()
+});
+
+#[test]
+fn ndarray_values_pass_through() {
+    let m = ndarray::Array2::<f32>::from_shape_fn((2, 2), |(i, j)| (i * 2 + j) as f32);
+    check("mixed_nd", &[iota(&[3])], |v, x| {
+        let r = [mixed_nd, mixed_nd_f, mixed_nd_fv][v](&x[0], &m);
+        vec![Tensor::from_vec(vec![r], &[1])]
+    });
+}
+
+variants!(ref_binding, ref_binding_f, ref_binding_fv; fn (x: &Tensor) -> Tensor {
+    let y = x.add(1.0);
+    let r = &y;
+    r.mul_(2.0);
+    let q = &x;
+    q.add_(1.0);
+    y
+});
+
+#[test]
+fn reference_to_a_tensor_binding_is_the_binding() {
+    check("ref_binding", &[iota(&[3])], |v, x| {
+        vec![[ref_binding, ref_binding_f, ref_binding_fv][v](&x[0])]
+    });
+}
+
+// A clone of an element is fresh: it may be mutated while the collection
+// is (difftest seed 777 refused it as a view of the element).
+variants!(elem_clone, elem_clone_f, elem_clone_fv; fn (xs: &mut [Tensor]) -> Tensor {
+    let c = xs[1].clone().clamp_(-0.5, 0.75);
+    xs[1].add_(1.0);
+    c.mul_(2.0);
+    c
+});
+
+#[test]
+fn clone_of_an_element_is_fresh() {
+    check("elem_clone", &[iota(&[3]), iota(&[3])], |v, x| {
+        vec![[elem_clone, elem_clone_f, elem_clone_fv][v](&mut x[..])]
+    });
+}

@@ -290,6 +290,8 @@ pub enum View {
     AsStrided(Vec<usize>, Vec<usize>, usize),
     Alias,
     Detach,
+    /// `shallow_clone()`: an alias (issue 11: it was treated as a copy).
+    ShallowClone,
 }
 
 fn ints(v: &[i64]) -> String {
@@ -330,6 +332,7 @@ impl View {
             }
             View::Alias => ".alias()".into(),
             View::Detach => ".detach()".into(),
+            View::ShallowClone => ".shallow_clone()".into(),
         }
     }
 
@@ -518,7 +521,7 @@ impl View {
                 },
                 false,
             ),
-            View::Alias | View::Detach => (o, false),
+            View::Alias | View::Detach | View::ShallowClone => (o, false),
         }
     }
 }
@@ -1018,6 +1021,7 @@ impl Gen {
                 3, // unfold
                 1, // alias
                 1, // detach
+                1, // shallow_clone
             ]);
             let v = match k {
                 0 | 1 => {
@@ -1174,7 +1178,8 @@ impl Gen {
                     View::Unfold(dim_arg(&mut self.rng, d, n), size, step)
                 }
                 16 => View::Alias,
-                _ => View::Detach,
+                17 => View::Detach,
+                _ => View::ShallowClone,
             };
             return Some(v);
         }
@@ -1457,6 +1462,7 @@ impl Gen {
             if self.fallible { 3 } else { 0 },  // `?`
             if nested { 1 } else { 0 },         // loop with break
             1,                                  // resize_
+            2,                                  // element reference
         ]);
         match k {
             0 => self.let_fresh(),
@@ -1479,7 +1485,8 @@ impl Gen {
             17 => self.reassign_view(),
             18 => self.try_stmt(),
             19 => self.loop_break(),
-            _ => self.resize(),
+            20 => self.resize(),
+            _ => self.elem_ref(),
         }
     }
 
@@ -1493,8 +1500,34 @@ impl Gen {
         } else {
             ""
         };
+        // Sometimes an in-place op on the fresh value itself (`let w =
+        // a.add(1.0).sqrt_();`, issue 11: it was taken for a view of `a`).
+        let e = if ty.is_empty() && self.rng.chance(20) {
+            let call = self.inplace_call(&shape, false);
+            if e.contains(' ') {
+                format!("({e}).{call}")
+            } else {
+                format!("{e}.{call}")
+            }
+        } else {
+            e
+        };
         self.line(&format!("let mut {name}{ty} = {e};"));
         self.declare_local(name, Lay::contiguous(&shape), false, true);
+    }
+
+    /// `let r = &d[i]; r.op_(..);` (or `&x`): an in-place op through a
+    /// reference to a collection element or a variable (issue 11: E0596 at
+    /// the attribute).
+    fn elem_ref(&mut self) {
+        let simple = |r: &str| r.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let Some(p) = self.pick_place_where(|p| !p.ro && (p.elem || simple(&p.recv))) else {
+            return;
+        };
+        let name = self.fresh_name("r");
+        let call = self.inplace_call(&p.lay.shape, false);
+        self.line(&format!("let {name} = &{};", p.recv));
+        self.line(&format!("{name}.{call};"));
     }
 
     fn snapshot(&mut self) {

@@ -243,13 +243,14 @@ mod tests {
             View::AsStrided(s, st, o) => t.as_strided(s.as_slice(), st.as_slice(), *o as i64),
             View::Alias => t.alias(),
             View::Detach => t.detach(),
+            View::ShallowClone => t.shallow_clone(),
         }
     }
 
     #[test]
     fn the_generators_layouts_are_the_runtimes() {
         let mut copies = 0;
-        for (start, views) in generator::random_chains(7, 3000) {
+        for (start, views) in generator::random_chains(7, 4000) {
             let mut t = Tensor::zeros(&start.shape);
             let mut l = start.clone();
             for v in &views {

@@ -696,6 +696,18 @@ impl<'a> Lowerer<'a> {
             );
             return vec![pq!(let #hidden: usize = #index;)];
         }
+        // `let r = &x;` of a tensor binding: `r` is another name for `x`.
+        if let Expr::Reference(r) = &*init.expr
+            && r.mutability.is_none()
+            && let Expr::Path(p) = &*r.expr
+            && p.path.segments.len() == 1
+            && let Some(to) = self.binding_of(&r.expr)
+            && (self.is_tensor_binding(to)
+                || matches!(self.scopes.kind(to), Kind::Coll { .. } | Kind::Multi { .. }))
+        {
+            self.scopes.declare_ref(&ident, to);
+            return Vec::new();
+        }
         let expr = *init.expr;
         let rt = rt();
         let mode = self.mode.clone();
@@ -873,12 +885,14 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The collection whose element the receiver chain `e` starts from
-    /// (`d[i]...`, or a loop variable over `d`'s elements).
+    /// (`d[i]...`, or a loop variable over `d`'s elements), through views
+    /// and in-place ops only (`d[0].clone().add_(1.0)` is fresh).
     fn elem_coll(&self, e: &Expr) -> Option<usize> {
         let mut cur = e;
         loop {
             match cur {
-                Expr::MethodCall(m) => cur = &m.receiver,
+                Expr::MethodCall(m) if passes_storage(m) => cur = &m.receiver,
+                Expr::MethodCall(_) => return None,
                 Expr::Paren(p) => cur = &p.expr,
                 Expr::Unary(u) => cur = &u.expr,
                 Expr::Index(i) => {
@@ -1013,37 +1027,20 @@ impl<'a> Lowerer<'a> {
 
     /// The root the receiver chain `recv` of an in-place op starts from.
     fn receiver_root(&self, recv: &Expr) -> Option<usize> {
-        {
-            {
-                let mut cur: &Expr = recv;
-                loop {
-                    match cur {
-                        // Only views and in-place ops pass the storage on:
-                        // `a.add(1.0).sqrt_()` mutates a fresh value.
-                        Expr::MethodCall(mm)
-                            if matches!(
-                                optable::lookup(&mm.method.to_string()).map(|i| i.kind),
-                                Some(
-                                    OpKind::View { .. }
-                                        | OpKind::MaybeView { .. }
-                                        | OpKind::MultiView { .. }
-                                        | OpKind::Inplace { .. }
-                                        | OpKind::InplaceView { .. }
-                                )
-                            ) =>
-                        {
-                            cur = &mm.receiver
-                        }
-                        Expr::MethodCall(_) => return None,
-                        Expr::Paren(p) => cur = &p.expr,
-                        Expr::Index(i) => cur = &i.expr,
-                        Expr::Unary(u) => cur = &u.expr,
-                        _ => break,
-                    }
-                }
-                self.binding_of(cur).and_then(|id| self.scopes.root_of(id))
+        let mut cur: &Expr = recv;
+        loop {
+            match cur {
+                // Only views and in-place ops pass the storage on:
+                // `a.add(1.0).sqrt_()` mutates a fresh value.
+                Expr::MethodCall(mm) if passes_storage(mm) => cur = &mm.receiver,
+                Expr::MethodCall(_) => return None,
+                Expr::Paren(p) => cur = &p.expr,
+                Expr::Index(i) => cur = &i.expr,
+                Expr::Unary(u) => cur = &u.expr,
+                _ => break,
             }
         }
+        self.binding_of(cur).and_then(|id| self.scopes.root_of(id))
     }
 
     /// Peels views off `e` down to a place: returns (prelude, place, views
@@ -2429,6 +2426,21 @@ fn format_captures(fmt: &str) -> Vec<String> {
     out
 }
 
+/// Whether the method call returns (a view of) its receiver's storage: a
+/// view op or an in-place op of the op table.
+fn passes_storage(m: &syn::ExprMethodCall) -> bool {
+    matches!(
+        optable::lookup(&m.method.to_string()).map(|i| i.kind),
+        Some(
+            OpKind::View { .. }
+                | OpKind::MaybeView { .. }
+                | OpKind::MultiView { .. }
+                | OpKind::Inplace { .. }
+                | OpKind::InplaceView { .. }
+        )
+    )
+}
+
 fn is_compound(op: &syn::BinOp) -> bool {
     matches!(
         op,
@@ -2468,6 +2480,36 @@ impl Lowerer<'_> {
             self.check_stale_read(id, &*e);
         }
         self.need_sync(id);
+        // `r` of `let r = &x;` reads `(&x)`.
+        let via_ref = match &*e {
+            Expr::Path(p) if p.path.segments.len() == 1 => {
+                let name = p.path.segments[0].ident.to_string();
+                self.scopes.is_ref_name(&name).then_some(name)
+            }
+            _ => None,
+        };
+        if let Some(name) = &via_ref {
+            let target = self.scopes.ident(id).clone();
+            if self.scopes.lookup(&target.to_string()) != Some(id) {
+                self.error(
+                    &*e,
+                    format!(
+                        "`{name}` is a reference to `{target}`, which a later `let` shadows: #[functionalize] \
+                         reads `{name}` as `&{target}` and cannot name the shadowed tensor"
+                    ),
+                    format!("rename the later `{target}`"),
+                );
+                return;
+            }
+            *e = pq!(#target);
+        }
+        self.use_binding_inner(id, e);
+        if via_ref.is_some() {
+            *e = pq!((&#e));
+        }
+    }
+
+    fn use_binding_inner(&mut self, id: usize, e: &mut Expr) {
         let ident = self.var(id);
         match self.scopes.kind(id).clone() {
             Kind::Root { input: Some(p), .. } if self.tracked_root(id) => match p {

@@ -65,7 +65,8 @@ impl PartialEq for Facts {
 #[derive(Default)]
 pub(crate) struct Scopes {
     pub bindings: Vec<Binding>,
-    stack: Vec<Vec<(String, usize)>>,
+    /// Names in scope: (name, binding, is a `let r = &x` name for it).
+    stack: Vec<Vec<(String, usize, bool)>>,
 }
 
 impl Scopes {
@@ -89,13 +90,35 @@ impl Scopes {
         self.stack
             .last_mut()
             .expect("a scope is open")
-            .push((ident.to_string(), id));
+            .push((ident.to_string(), id, false));
         id
+    }
+
+    /// `let r = &x;`: `r` becomes another name for binding `id` (its uses
+    /// read `&x`, its in-place ops mutate `x`).
+    pub fn declare_ref(&mut self, ident: &Ident, id: usize) {
+        if self.stack.is_empty() {
+            self.push();
+        }
+        self.stack
+            .last_mut()
+            .expect("a scope is open")
+            .push((ident.to_string(), id, true));
+    }
+
+    /// Whether `name` is, in the current scope, a `let r = &x` name.
+    pub fn is_ref_name(&self, name: &str) -> bool {
+        for scope in self.stack.iter().rev() {
+            if let Some((_, _, r)) = scope.iter().rev().find(|(n, _, _)| n == name) {
+                return *r;
+            }
+        }
+        false
     }
 
     pub fn lookup(&self, name: &str) -> Option<usize> {
         for scope in self.stack.iter().rev() {
-            if let Some((_, id)) = scope.iter().rev().find(|(n, _)| n == name) {
+            if let Some((_, id, _)) = scope.iter().rev().find(|(n, _, _)| n == name) {
                 return Some(*id);
             }
         }
