@@ -68,10 +68,7 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
     if cx.has_errors() {
         return with_errors(item, &cx);
     }
-    let mode = match remove {
-        Remove::Mutations => quote!(::funcz::rt::Mode::Views),
-        Remove::MutationsAndViews => quote!(::funcz::rt::Mode::Copies),
-    };
+    let mode = remove;
     // Fixpoint: each pass learns which roots are mutated; the next emits
     // state for them. Facts only grow, so this converges in two or three
     // passes; the pass that learns nothing new is the output.
@@ -87,7 +84,7 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
             lower_fn(
                 &func,
                 &pass_cx,
-                mode.clone(),
+                mode,
                 facts.clone(),
                 &places,
                 &tensor_params,
@@ -121,7 +118,7 @@ fn with_errors(item: TokenStream, cx: &Ctxt) -> TokenStream {
 fn lower_fn(
     func: &ItemFn,
     cx: &Ctxt,
-    mode: TokenStream,
+    mode: Remove,
     facts: Facts,
     places: &[crate::places::Place],
     tensor_params: &std::collections::HashSet<String>,
@@ -319,9 +316,14 @@ fn lower_fn(
             let tail = lw.lower_tail(e, tail_moves);
             stmts.push(Stmt::Expr(tail, None));
         }
+        // The last statement may diverge (`loop { .. }`, `panic!(..);`):
+        // the write-back after it is then unreachable, not the user's code
+        // to be warned about.
         Some(other) => {
             stmts.push(other);
-            stmts.extend(exit);
+            if !exit.is_empty() {
+                stmts.push(parse_quote!(#[allow(unreachable_code)] { #(#exit)* }));
+            }
         }
         None => stmts.extend(exit),
     }
@@ -329,12 +331,5 @@ fn lower_fn(
     let mut out = func.clone();
     prologue.extend(stmts);
     out.block.stmts = prologue;
-    out.attrs.push(parse_quote!(#[allow(
-        unused_mut,
-        unused_variables,
-        unused_braces,
-        unreachable_code,
-        clippy::all
-    )]));
     (out, lw.found)
 }
