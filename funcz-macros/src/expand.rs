@@ -93,6 +93,7 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
         let mut next = facts.clone();
         next.mutated.extend(found.mutated);
         next.mutations = found.mutations;
+        next.resizes = found.resizes;
         next.meta.extend(found.meta);
         if (!dry && next == facts) || pass == 6 {
             cx.absorb(pass_cx);
@@ -248,7 +249,9 @@ fn lower_fn(
                 let var = lw.var(id);
                 match p {
                     Passing::Value => {
-                        prologue.push(parse_quote!(let #input = ::funcz::rt::input(&#ident);));
+                        // (`mut`: assigning the parameter rebinds it, see
+                        // `Lowerer::lower_assign`.)
+                        prologue.push(parse_quote!(#[allow(unused_mut)] let mut #input = ::funcz::rt::input(&#ident);));
                         prologue.push(parse_quote!(let mut #var = #ident;));
                     }
                     Passing::Ref => {
@@ -267,10 +270,12 @@ fn lower_fn(
                     (Passing::RefMut, true) => {
                         parse_quote!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);)
                     }
-                    (Passing::Value, true) => parse_quote!(::funcz::rt::write_back(&#input, &#b);),
+                    (Passing::Value, true) => {
+                        parse_quote!(::funcz::rt::write_back_owned(&#input, &#b);)
+                    }
                     (_, true) => parse_quote!(::funcz::rt::write_back(&*#input, &#b);),
                     (Passing::Value, false) => {
-                        parse_quote!(::funcz::rt::write_back(&#input, &#var);)
+                        parse_quote!(::funcz::rt::write_back_owned(&#input, &#var);)
                     }
                     (Passing::RefMut, false) => {
                         parse_quote!(::funcz::rt::write_back_mut(&mut *#input, &#var);)
@@ -329,6 +334,24 @@ fn lower_fn(
     }
     lw.scopes.pop();
     let mut out = func.clone();
+    // A tracked parameter is moved into its hidden variable at entry, so a
+    // `mut` the user wrote on it would now be reported unused.
+    let moved: Vec<String> = inputs
+        .iter()
+        .filter(|(id, _, kind)| {
+            matches!(kind, ParamKind::Tensor(Passing::Value))
+                && (lw.facts.mutated.contains(id) || lw.facts.meta.contains(id))
+        })
+        .map(|(_, ident, _)| ident.to_string())
+        .collect();
+    for arg in out.sig.inputs.iter_mut() {
+        if let FnArg::Typed(pt) = arg
+            && let Pat::Ident(pi) = &mut *pt.pat
+            && moved.contains(&pi.ident.to_string())
+        {
+            pi.mutability = None;
+        }
+    }
     prologue.extend(stmts);
     out.block.stmts = prologue;
     (out, lw.found)

@@ -233,7 +233,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn error(
+    pub(crate) fn error(
         &self,
         tokens: impl ToTokens,
         msg: impl std::fmt::Display,
@@ -1713,20 +1713,22 @@ impl<'a> Lowerer<'a> {
                         "resize before making views of it, or resize a `.clone()`",
                     );
                 }
+                // A root resized more than once (or in a loop) is held as a
+                // view of a hidden base standing for its storage, which
+                // keeps the elements a smaller size hides for a later
+                // larger one (the next pass has the base). One resize of a
+                // root is a functional `resize` of it.
+                *self.found.resizes.entry(id).or_default() += 1;
+                if self.loop_depth > 0 || self.facts.resizes.get(&id).is_some_and(|&n| n > 1) {
+                    self.found.meta.insert(id);
+                }
                 let v = self.var(id);
                 if self.based(id) {
-                    // Re-laid-out by `t_()` & co. (before or after): resizing
-                    // keeps the storage order, which is the hidden base's
-                    // order; the resized tensor is its new base.
                     let s = state_ident(id);
                     let (b, bs) = (base_ident(id), base_state_ident(id));
-                    pq!({
-                        #v = #rt::resized(&#b, #args);
-                        #b = #rt::handle(&#v);
-                        #bs.rebind(&#b);
-                        #s = #bs.clone();
-                        #rt::handle(&#v)
-                    })
+                    let name = self.scopes.ident(id).to_string();
+                    let mode = self.mode;
+                    pq!(#rt::resize_root(#name, &mut #v, &mut #s, &mut #b, &mut #bs, #args, #mode))
                 } else if self.has_state(id) {
                     let s = state_ident(id);
                     pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
@@ -2907,7 +2909,32 @@ impl Lowerer<'_> {
             return;
         };
         match self.scopes.kind(id).clone() {
-            Kind::Root { .. } => {
+            Kind::Root { input, .. } => {
+                // The new value must be fresh: the root's mutations are not
+                // written anywhere else. A view (or the handle) of a tensor
+                // of this function is refused; an unknown value is checked.
+                let mut check_fresh = false;
+                if self.has_state(id) {
+                    let direct = self
+                        .binding_of(&a.right)
+                        .filter(|&b| self.is_tensor_binding(b))
+                        .and_then(|b| self.scopes.root_of(b))
+                        .map(|r| (r, false));
+                    match self.view_chain_root(&a.right).map(|r| (r, true)).or(direct) {
+                        // `x = x.narrow(..)` of a local: its old storage is
+                        // not seen elsewhere. `x = w` moves a local.
+                        Some((r, true)) if r == id && input.is_none() => {}
+                        Some((r, false))
+                            if r != id
+                                && matches!(
+                                    self.scopes.kind(r),
+                                    Kind::Root { input: None, .. }
+                                )
+                                && !self.has_aliases(r) => {}
+                        Some((r, _)) => crate::diag::assign_alias_to_root(self, &a.right, id, r),
+                        None => check_fresh = !self.is_tensor_expr(&a.right),
+                    }
+                }
                 self.visit_expr_mut(&mut a.right);
                 // Aliases of the old value keep it: bring those in scope up to
                 // date now, while the old value is still there.
@@ -2925,9 +2952,32 @@ impl Lowerer<'_> {
                         }
                     }
                 }
+                // An owned input (`mut x: Tensor`) assigned a new value: the
+                // caller's tensor keeps what the body did to it so far (it is
+                // written now), and the exit writes to the assigned tensor,
+                // which the body now mutates (in the original, through `x`).
+                let mut after: Vec<Stmt> = Vec::new();
+                if self.has_state(id)
+                    && let Kind::Root {
+                        input: Some(Passing::Value),
+                        ..
+                    } = self.scopes.kind(id)
+                {
+                    let rt = rt();
+                    let input = input_ident(id);
+                    let (cur, _) = self.root_value_state(id);
+                    let v = self.var(id);
+                    resync.push(pq!(#rt::write_back_owned(&#input, &#cur);));
+                    after.push(pq!(#input = #rt::handle(&#v);));
+                }
                 if self.based(id) {
                     // A root re-laid-out by `t_()` & co.: the new value is its
                     // new hidden base, and it no longer views the old one.
+                    let check = if check_fresh {
+                        self.freshness_check(id)
+                    } else {
+                        None
+                    };
                     let v = self.var(id);
                     let s = state_ident(id);
                     let (b, bs) = (base_ident(id), base_state_ident(id));
@@ -2936,15 +2986,23 @@ impl Lowerer<'_> {
                     replace = Some(pq!({
                         #(#resync)*
                         #v = #right;
+                        #check
                         #b = #rt::handle(&#v);
                         #bs.rebind(&#b);
                         #s = #bs.clone();
+                        #(#after)*
                     }));
                 } else if self.has_state(id) {
                     let v = self.var(id);
                     let s = state_ident(id);
                     let right = &a.right;
-                    replace = Some(pq!({ #(#resync)* #v = #right; #s.rebind(&#v); }));
+                    let check = if check_fresh {
+                        self.freshness_check(id)
+                    } else {
+                        None
+                    };
+                    replace =
+                        Some(pq!({ #(#resync)* #v = #right; #check #s.rebind(&#v); #(#after)* }));
                 }
             }
             Kind::Alias { root } => {
