@@ -1719,7 +1719,9 @@ impl<'a> Lowerer<'a> {
                 // larger one (the next pass has the base). One resize of a
                 // root is a functional `resize` of it.
                 *self.found.resizes.entry(id).or_default() += 1;
-                if self.loop_depth > 0 || self.facts.resizes.get(&id).is_some_and(|&n| n > 1) {
+                let keep_tail =
+                    self.loop_depth > 0 || self.facts.resizes.get(&id).is_some_and(|&n| n > 1);
+                if keep_tail {
                     self.found.meta.insert(id);
                 }
                 let v = self.var(id);
@@ -1728,7 +1730,7 @@ impl<'a> Lowerer<'a> {
                     let (b, bs) = (base_ident(id), base_state_ident(id));
                     let name = self.scopes.ident(id).to_string();
                     let mode = self.mode;
-                    pq!(#rt::resize_root(#name, &mut #v, &mut #s, &mut #b, &mut #bs, #args, #mode))
+                    pq!(#rt::resize_root(#name, &mut #v, &mut #s, &mut #b, &mut #bs, #args, #keep_tail, #mode))
                 } else if self.has_state(id) {
                     let s = state_ident(id);
                     pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
@@ -2954,8 +2956,8 @@ impl Lowerer<'_> {
                 }
                 // An owned input (`mut x: Tensor`) assigned a new value: the
                 // caller's tensor keeps what the body did to it so far (it is
-                // written now), and the exit writes to the assigned tensor,
-                // which the body now mutates (in the original, through `x`).
+                // written now), and is not written at exit (the new value is
+                // fresh: proved, refused or checked above).
                 let mut after: Vec<Stmt> = Vec::new();
                 if self.has_state(id)
                     && let Kind::Root {
@@ -2966,9 +2968,8 @@ impl Lowerer<'_> {
                     let rt = rt();
                     let input = input_ident(id);
                     let (cur, _) = self.root_value_state(id);
-                    let v = self.var(id);
                     resync.push(pq!(#rt::write_back_owned(&#input, &#cur);));
-                    after.push(pq!(#input = #rt::handle(&#v);));
+                    after.push(pq!(#input = #rt::released();));
                 }
                 if self.based(id) {
                     // A root re-laid-out by `t_()` & co.: the new value is its

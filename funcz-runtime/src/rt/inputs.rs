@@ -211,6 +211,21 @@ pub fn write_back<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
     dst.copy_(value);
 }
 
+/// What an owned input's hidden caller handle becomes once the body assigns
+/// the parameter a new value: a tensor no one else holds, so the exit's
+/// [`write_back_owned`] writes nothing (the assigned value is fresh, which
+/// the macro proves or checks, and its aliases are tracked).
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let released: Tensor<f32> = rt::released();
+/// rt::write_back_owned(&released, &Tensor::ones(&[3]));
+/// assert_eq!(released.numel(), 0);
+/// ```
+pub fn released<T: Element>() -> Tensor<T> {
+    Tensor::from_contiguous(Vec::new(), &[0])
+}
+
 /// [`write_back`] for an input passed by value (`x: Tensor`): the caller's
 /// handle keeps its layout whatever the body did to its own (`t_()`,
 /// `resize_`), so only data is written, laid out as the caller's; when a

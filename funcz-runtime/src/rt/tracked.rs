@@ -773,7 +773,9 @@ pub fn meta_inplace<T: Element>(
 /// `x.resize_(size)` on a root `x` held as a view of its hidden base
 /// (`base`, `bstate`): as eager, the new layout is contiguous at the same
 /// storage offset and the storage keeps its elements, so shrinking and
-/// growing back shows the old tail (new elements are zeros). When the
+/// growing back shows the old tail (new elements are zeros). `keep_tail`
+/// is false when no later `resize_` of `x` can show that tail (the macro
+/// counts them): the resized tensor is then its new base. When the
 /// storage must grow, the base is replaced by a longer copy (traced as
 /// `resize`); the root becomes `view(-1)`, `narrow`, `view(size)` of it.
 /// Returns a handle of the resized root.
@@ -783,9 +785,9 @@ pub fn meta_inplace<T: Element>(
 /// let mut base = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[4]);
 /// let mut bs = rt::Tracked::root(&base);
 /// let (mut x, mut s) = (base.shallow_clone(), bs.clone());
-/// rt::resize_root("x", &mut x, &mut s, &mut base, &mut bs, [3], rt::Mode::Views);
+/// rt::resize_root("x", &mut x, &mut s, &mut base, &mut bs, [3], true, rt::Mode::Views);
 /// assert_eq!(x.to_vec(), vec![1.0, 2.0, 3.0]);
-/// let r = rt::resize_root("x", &mut x, &mut s, &mut base, &mut bs, [5], rt::Mode::Views);
+/// let r = rt::resize_root("x", &mut x, &mut s, &mut base, &mut bs, [5], true, rt::Mode::Views);
 /// assert_eq!(r.to_vec(), vec![1.0, 2.0, 3.0, 4.0, 0.0]);
 /// ```
 #[track_caller]
@@ -796,6 +798,7 @@ pub fn resize_root<T: Element>(
     base: &mut Tensor<T>,
     bstate: &mut Tracked,
     size: impl crate::args::IntoShape,
+    keep_tail: bool,
     mode: Mode,
 ) -> Tensor<T> {
     let size = size.into_shape();
@@ -819,6 +822,16 @@ pub fn resize_root<T: Element>(
     let n: i64 = size.iter().product();
     let rel = cur.offset as i64 - blay.offset as i64;
     let need = usize::try_from(rel + n).expect("a non-negative storage extent");
+    if rel == 0 && (need >= base.numel() || !keep_tail) {
+        // The resized tensor covers the whole (grown) storage, or no later
+        // resize can show the elements past its end: it is the new base
+        // itself (old elements first, then zeros).
+        *base = super::exit::resized(base, size.as_slice());
+        bstate.rebind(base);
+        *value = base.handle();
+        *state = bstate.clone();
+        return value.handle();
+    }
     if need > base.numel() {
         // The storage grows: old elements first, then zeros.
         *base = super::exit::resized(base, [need as i64]);
