@@ -1730,7 +1730,7 @@ impl<'a> Lowerer<'a> {
                     let (b, bs) = (base_ident(id), base_state_ident(id));
                     let name = self.scopes.ident(id).to_string();
                     let mode = self.mode;
-                    pq!(#rt::resize_root(#name, &mut #v, &mut #s, &mut #b, &mut #bs, #args, #keep_tail, #mode))
+                    pq!(#rt::resize_root(#name, &mut #v, &mut #s, (&mut #b, &mut #bs), #args, #keep_tail, #mode))
                 } else if self.has_state(id) {
                     let s = state_ident(id);
                     pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })

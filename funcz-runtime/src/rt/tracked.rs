@@ -785,9 +785,9 @@ pub fn meta_inplace<T: Element>(
 /// let mut base = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[4]);
 /// let mut bs = rt::Tracked::root(&base);
 /// let (mut x, mut s) = (base.shallow_clone(), bs.clone());
-/// rt::resize_root("x", &mut x, &mut s, &mut base, &mut bs, [3], true, rt::Mode::Views);
+/// rt::resize_root("x", &mut x, &mut s, (&mut base, &mut bs), [3], true, rt::Mode::Views);
 /// assert_eq!(x.to_vec(), vec![1.0, 2.0, 3.0]);
-/// let r = rt::resize_root("x", &mut x, &mut s, &mut base, &mut bs, [5], true, rt::Mode::Views);
+/// let r = rt::resize_root("x", &mut x, &mut s, (&mut base, &mut bs), [5], true, rt::Mode::Views);
 /// assert_eq!(r.to_vec(), vec![1.0, 2.0, 3.0, 4.0, 0.0]);
 /// ```
 #[track_caller]
@@ -795,8 +795,7 @@ pub fn resize_root<T: Element>(
     name: &str,
     value: &mut Tensor<T>,
     state: &mut Tracked,
-    base: &mut Tensor<T>,
-    bstate: &mut Tracked,
+    (base, bstate): (&mut Tensor<T>, &mut Tracked),
     size: impl crate::args::IntoShape,
     keep_tail: bool,
     mode: Mode,
