@@ -600,6 +600,7 @@ fn view_reassigned_from_its_own_copying_reshape() {
 // exit wrote the parameter's final value into the assigned tensor (a copy_
 // left in the trace). (seed 1, program 325)
 variants!(owned_param_assigned, owned_param_assigned_f, owned_param_assigned_fv; fn (x0: &Tensor, mut x1: Tensor) -> (Tensor, Tensor) {
+    x1.add_(1.0);
     x1 = x0.narrow(0, 0, 2).sum();
     let v = x1.view([-1]);
     let w = x1.sub_(-0.75);
