@@ -642,3 +642,72 @@ fn as_strided_after_one_resize_of_a_relaid_out_root() {
         ][v](&x[0])]
     });
 }
+
+// State in a struct (the generator's `s: &mut Pair`), found as soon as the
+// generator learned struct fields:
+pub struct Pair {
+    a: Tensor,
+    b: Tensor,
+}
+
+// A field mutated through a loop variable over its `unbind` and a `let`
+// view of that: the field was not found as a place, and the mutation was
+// refused at run time as "a value from a call". (seed 7, program 172)
+#[funcz::functionalize]
+fn field_through_loop_view_f(s: &mut Pair) {
+    for r in s.b.unbind(0) {
+        let v = r.shallow_clone();
+        v.alias().reshape([-1]).mul_(&r);
+    }
+    s.a -= 1.0;
+}
+fn field_through_loop_view(s: &mut Pair) {
+    for r in s.b.unbind(0) {
+        let v = r.shallow_clone();
+        v.alias().reshape([-1]).mul_(&r);
+    }
+    s.a -= 1.0;
+}
+
+#[test]
+fn field_mutated_through_a_loop_variable_and_compound_assignment() {
+    let run = |f: fn(&mut Pair)| {
+        let mut s = Pair {
+            a: iota(&[2, 3]),
+            b: iota(&[2, 3]),
+        };
+        f(&mut s);
+        (s.a.to_vec(), s.b.to_vec())
+    };
+    assert_eq!(run(field_through_loop_view), run(field_through_loop_view_f));
+}
+
+// A root of unknown origin (the clone of a field the body only reads) that
+// is also re-laid-out (`t_`): its freshness check ran after the hidden base
+// took a second handle, and refused it. (seed 7, program 104)
+#[funcz::functionalize]
+fn unknown_root_relaid_f(s: &mut Pair) -> Tensor {
+    let mut s1 = s.b.clone();
+    s1.sub_(0.75);
+    s1.t_();
+    s1
+}
+fn unknown_root_relaid(s: &mut Pair) -> Tensor {
+    let mut s1 = s.b.clone();
+    s1.sub_(0.75);
+    s1.t_();
+    s1
+}
+
+#[test]
+fn unknown_root_re_laid_out_is_fresh() {
+    let run = |f: fn(&mut Pair) -> Tensor| {
+        let mut s = Pair {
+            a: iota(&[2, 3]),
+            b: iota(&[2, 3]),
+        };
+        let r = f(&mut s);
+        (r.shape().to_vec(), r.to_vec(), s.b.to_vec())
+    };
+    assert_eq!(run(unknown_root_relaid), run(unknown_root_relaid_f));
+}

@@ -596,6 +596,8 @@ pub enum Passing {
     Slice,
     /// `d: &mut [Tensor]`.
     SliceMut,
+    /// `s: &mut helpers::Pair`: two tensors in struct fields `s.a`, `s.b`.
+    Pair,
 }
 
 /// One tensor parameter of a generated program.
@@ -624,6 +626,8 @@ enum VKind {
     IterMut,
     /// `for (j, t) in d.iter().enumerate()`: a `&Tensor`.
     IterRef,
+    /// A struct field of a parameter: `s.a`.
+    Field,
 }
 
 #[derive(Clone, Debug)]
@@ -734,6 +738,7 @@ impl Program {
                 Passing::Value => format!("mut {}: Tensor", p.name),
                 Passing::Slice => format!("{}: &[Tensor]", p.name),
                 Passing::SliceMut => format!("{}: &mut [Tensor]", p.name),
+                Passing::Pair => format!("{}: &mut helpers::Pair", p.name),
             })
             .collect();
         ps.push("n: usize".into());
@@ -904,7 +909,7 @@ impl Gen {
                     Some(format!("&mut {n}")),
                     format!("&{n}"),
                 ),
-                VKind::LoopView => (format!("&{n}"), None, None, format!("&{n}")),
+                VKind::LoopView | VKind::Field => (format!("&{n}"), None, None, format!("&{n}")),
                 VKind::IterMut => (
                     format!("&*{n}"),
                     Some(format!("*{n}")),
@@ -1495,7 +1500,10 @@ impl Gen {
         let name = self.fresh_name("v");
         // The result of a call the macro cannot see is typed, so that the
         // macro knows it is a tensor (and makes `*_copy`s of its views).
-        let ty = if e.starts_with("helpers::") {
+        // So is a value computed from a struct field the body never mutates
+        // (its type is unknown to the macro: `let v: Tensor = s.a.clone();`
+        // is what the macro's help asks for).
+        let ty = if e.starts_with("helpers::") || mentions_field(&e) {
             ": Tensor"
         } else {
             ""
@@ -1541,7 +1549,12 @@ impl Gen {
         } else {
             (String::new(), p.lay.clone())
         };
-        self.line(&format!("let mut {name} = {}{text}.clone();", p.recv));
+        let ty = if mentions_field(&p.recv) {
+            ": Tensor"
+        } else {
+            ""
+        };
+        self.line(&format!("let mut {name}{ty} = {}{text}.clone();", p.recv));
         self.declare_local(name, Lay::contiguous(&l.shape), false, true);
     }
 
@@ -2251,6 +2264,15 @@ impl Gen {
     }
 }
 
+/// Whether `e` reads a field of the struct parameter (`s.a`, `s.b`).
+fn mentions_field(e: &str) -> bool {
+    let b = e.as_bytes();
+    e.match_indices("s.").any(|(i, _)| {
+        let before_ok = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        before_ok && matches!(b.get(i + 2), Some(b'a' | b'b'))
+    })
+}
+
 /// The variable an expression like `p3[1]` or `x0` names.
 fn base_name(recv: &str) -> String {
     recv.split('[').next().unwrap_or(recv).to_string()
@@ -2332,6 +2354,14 @@ pub fn generate(seed: u64, index: usize) -> Program {
             count: 1,
         });
     }
+    if rng.chance(20) {
+        params.push(Param {
+            name: "s".into(),
+            passing: Passing::Pair,
+            shape: rng.pick(&pool).clone(),
+            count: 2,
+        });
+    }
     if rng.chance(25) {
         let passing = if rng.chance(70) {
             Passing::SliceMut
@@ -2355,6 +2385,25 @@ pub fn generate(seed: u64, index: usize) -> Program {
             Passing::Ref => VKind::ParamRef,
             Passing::RefMut => VKind::ParamMut,
             Passing::Value => VKind::ParamVal,
+            Passing::Pair => {
+                for field in ["a", "b"] {
+                    g.next_rid += 1;
+                    g.vars.push(Var {
+                        name: format!("{}.{field}", p.name),
+                        kind: VKind::Field,
+                        lay: lay.clone(),
+                        ro: false,
+                        strided_ok: true,
+                        block: 0,
+                        fresh: false,
+                        root: false,
+                        moved: false,
+                        family: None,
+                        rid: g.next_rid,
+                    });
+                }
+                continue;
+            }
             Passing::Slice | Passing::SliceMut => {
                 g.colls.push(Coll {
                     name: p.name.clone(),
@@ -2490,6 +2539,13 @@ fn render_program(out: &mut String, p: &Program) {
             Passing::Value => {
                 pats.push(format!("a{k}"));
                 args.push(format!("a{k}.shallow_clone()"));
+            }
+            Passing::Pair => {
+                pats.push(format!("a{k}"));
+                pats.push(format!("b{k}"));
+                args.push(format!(
+                    "&mut helpers::Pair {{ a: a{k}.shallow_clone(), b: b{k}.shallow_clone() }}"
+                ));
             }
             Passing::Slice => {
                 has_rest = true;

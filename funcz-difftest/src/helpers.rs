@@ -6,6 +6,16 @@
 use funcz::Tensor;
 use funcz::trace::untraced;
 
+/// State in a struct, as `nn.Module` buffers or optimizer state: programs
+/// take `s: &mut Pair` and mutate `s.a` and `s.b` directly and through
+/// views (issue 11: field places were not written back).
+pub struct Pair {
+    /// The first field.
+    pub a: Tensor,
+    /// The second field.
+    pub b: Tensor,
+}
+
 /// Mutates its argument through `&mut` (the macro assumes it did).
 pub fn scale_mut(t: &mut Tensor) {
     untraced(|| {

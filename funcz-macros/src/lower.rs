@@ -718,7 +718,10 @@ impl<'a> Lowerer<'a> {
             && p.path.segments.len() == 1
             && let Some(to) = self.binding_of(&r.expr)
             && (self.is_tensor_binding(to)
-                || matches!(self.scopes.kind(to), Kind::Coll { .. } | Kind::Multi { .. }))
+                || matches!(
+                    self.scopes.kind(to),
+                    Kind::Root { .. } | Kind::Coll { .. } | Kind::Multi { .. }
+                ))
         {
             self.scopes.declare_ref(&ident, to);
             return Vec::new();
@@ -843,10 +846,11 @@ impl<'a> Lowerer<'a> {
             self.elem_aliases.push((id, coll));
         }
         let mut out = vec![Stmt::Local(local)];
-        out.extend(self.root_prologue(id));
+        // (The check first: the prologue may take a second handle.)
         if !known && self.tracked_root(id) {
             out.extend(self.freshness_check(id));
         }
+        out.extend(self.root_prologue(id));
         out
     }
 
@@ -1422,10 +1426,19 @@ impl<'a> Lowerer<'a> {
         match target {
             None => {
                 let named = self.binding_of(&m.receiver).is_some();
-                if !named
-                    && (self.is_tensor_expr(&m.receiver)
-                        || matches!(&*m.receiver, Expr::Call(_) | Expr::MethodCall(_)))
-                {
+                let mut bare = &*m.receiver;
+                while let Expr::Paren(p) = bare {
+                    bare = &p.expr;
+                }
+                // A call, or arithmetic (`&s.a + 3.0`, `-x`), makes a new
+                // value whatever its operands' types.
+                let made = matches!(bare, Expr::Call(_) | Expr::MethodCall(_))
+                    || matches!(bare, Expr::Binary(b) if matches!(
+                        b.op,
+                        syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)
+                    ))
+                    || matches!(bare, Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)));
+                if !named && (self.is_tensor_expr(&m.receiver) || made) {
                     // A fresh temporary (`(&a + 1.0).relu_()`): nothing else
                     // can see it, so the functional op is the whole story.
                     // At run time, check that it is one: a view of a

@@ -87,6 +87,12 @@ fn chain_start(mut e: &Expr) -> (&Expr, bool) {
             Expr::Paren(p) => e = &p.expr,
             Expr::Group(g) => e = &g.expr,
             Expr::Index(i) => e = &i.expr,
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => e = &u.expr,
+            // `let r = &s.a;` names `s.a`.
+            Expr::Reference(r) => {
+                saw_view = true;
+                e = &r.expr;
+            }
             _ => return (e, saw_view),
         }
     }
@@ -143,17 +149,49 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
             }
             visit::visit_local(self, l);
         }
+        // `for r in s.b.unbind(0) { r.mul_(..) }`: `r` views `s.b`.
+        fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+            let (start, saw_view) = chain_start(&f.expr);
+            if let (true, syn::Pat::Ident(pi)) = (saw_view, &*f.pat) {
+                self.view_lets.push((pi.ident.to_string(), start.clone()));
+            }
+            visit::visit_expr_for_loop(self, f);
+        }
+        // `v -= &w` mutates `v` in place.
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            if matches!(
+                b.op,
+                syn::BinOp::AddAssign(_)
+                    | syn::BinOp::SubAssign(_)
+                    | syn::BinOp::MulAssign(_)
+                    | syn::BinOp::DivAssign(_)
+            ) {
+                self.mutated.push(chain_start(&b.left).0.clone());
+            }
+            visit::visit_expr_binary(self, b);
+        }
     }
     let mut scan = Scan::default();
     scan.visit_block(block);
     let mut starts: Vec<Expr> = scan.mutated.clone();
-    for (name, start) in &scan.view_lets {
-        if scan
-            .mutated
-            .iter()
-            .any(|m| single_ident(m).as_deref() == Some(name.as_str()))
-        {
-            starts.push(start.clone());
+    // Names mutated directly or through a `let` (or loop variable) viewing
+    // them, transitively: `let v = r.alias(); v.mul_(..)` with `r` a view
+    // of `s.b` mutates `s.b`.
+    let mut names: HashSet<String> = scan.mutated.iter().filter_map(single_ident).collect();
+    let mut done: HashSet<usize> = HashSet::new();
+    loop {
+        let before = done.len();
+        for (k, (name, start)) in scan.view_lets.iter().enumerate() {
+            if !done.contains(&k) && names.contains(name) {
+                done.insert(k);
+                starts.push(start.clone());
+                if let Some(n) = single_ident(start) {
+                    names.insert(n);
+                }
+            }
+        }
+        if done.len() == before {
+            break;
         }
     }
     let mut out: Vec<Place> = Vec::new();
