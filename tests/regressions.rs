@@ -711,3 +711,59 @@ fn unknown_root_re_laid_out_is_fresh() {
     };
     assert_eq!(run(unknown_root_relaid), run(unknown_root_relaid_f));
 }
+
+fn bump(t: &Tensor) {
+    t.add_(1.0);
+}
+
+// A typed `let` of a view of a field the body does not mutate itself,
+// mutated by a helper through a copies-mode chunk: the type annotation
+// skipped the freshness check and the helper's write was lost (copies
+// mode). It is checked now: a clear panic. (seed 11, program 337)
+#[funcz::functionalize(remove = "mutations_and_views")]
+fn typed_view_of_field_fv(s: &mut Pair) {
+    let v1: Tensor = s.b.t().slice(1, 0, 2, 1);
+    let p = v1.chunk(2, 0);
+    bump(&p[1]);
+}
+// With the field mutated by the body, it is a tracked place, and the
+// helper's write reaches it.
+#[funcz::functionalize(remove = "mutations_and_views")]
+fn field_view_helper_fv(s: &mut Pair) {
+    s.b.mul_(2.0);
+    let v1: Tensor = s.b.t().slice(1, 0, 2, 1);
+    let p = v1.chunk(2, 0);
+    bump(&p[1]);
+}
+fn field_view_helper(s: &mut Pair) {
+    s.b.mul_(2.0);
+    let v1: Tensor = s.b.t().slice(1, 0, 2, 1);
+    let p = v1.chunk(2, 0);
+    bump(&p[1]);
+}
+
+#[test]
+fn typed_view_of_a_field_is_checked_not_assumed_fresh() {
+    let mut s = Pair {
+        a: iota(&[2, 3]),
+        b: iota(&[2, 3]),
+    };
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        typed_view_of_field_fv(&mut s)
+    }))
+    .expect_err("refused at run time");
+    let msg = err.downcast_ref::<String>().expect("a message");
+    assert!(
+        msg.contains("`v1`") && msg.contains("shares its storage"),
+        "{msg}"
+    );
+    let run = |f: fn(&mut Pair)| {
+        let mut s = Pair {
+            a: iota(&[2, 3]),
+            b: iota(&[2, 3]),
+        };
+        f(&mut s);
+        s.b.to_vec()
+    };
+    assert_eq!(run(field_view_helper), run(field_view_helper_fv));
+}

@@ -836,7 +836,7 @@ impl Gen {
         for _ in 0..self.indent {
             self.body.push_str("    ");
         }
-        self.body.push_str(s);
+        self.body.push_str(&type_field_lets(s));
         self.body.push('\n');
     }
 
@@ -1323,11 +1323,14 @@ impl Gen {
         // Sometimes read through a view chain first.
         let (recv, refx, shape) = if self.rng.chance(30) {
             let (text, l, _, _) = self.chain(&p, 2, true);
-            (
-                format!("{}{}", p.recv, text),
-                format!("&{}{}", p.recv, text),
-                l.shape,
-            )
+            // (An empty chain reads the place itself: `&x0` of a `&Tensor`
+            // parameter would be a `&&Tensor`.)
+            let refx = if text.is_empty() {
+                p.refx.clone()
+            } else {
+                format!("&{}{}", p.recv, text)
+            };
+            (format!("{}{}", p.recv, text), refx, l.shape)
         } else {
             (p.recv.clone(), p.refx.clone(), p.lay.shape.clone())
         };
@@ -2264,6 +2267,35 @@ impl Gen {
     }
 }
 
+/// `let mut v1 = s.b.slice(..);` becomes `let mut v1: Tensor = ...`: a
+/// tensor computed from a struct field the body may never mutate has a
+/// type the macro cannot see, and the annotation (which the macro's help
+/// asks for) lets it track the value (`v1 += 3.0` functionalized). Only
+/// single tensors are typed (`v`, `s`, `w` names; `p` names are `Vec`s).
+fn type_field_lets(line: &str) -> String {
+    let Some(rest) = line.strip_prefix("let mut ") else {
+        return line.to_string();
+    };
+    let Some((name, rhs)) = rest.split_once(" = ") else {
+        return line.to_string();
+    };
+    let single = name.len() > 1
+        && name.starts_with(['v', 's', 'w'])
+        && name[1..].bytes().all(|c| c.is_ascii_digit());
+    // (A view of a field stays untyped: it is a view the macro cannot
+    // see, so typing it would only make it checked fresh, and refused.)
+    let functional = [
+        " + ", " * ", " - ", ".clone()", ".mul(", ".neg()", ".relu()", ".tanh()", ".sum",
+    ]
+    .iter()
+    .any(|f| rhs.contains(f));
+    if single && functional && mentions_field(rhs) {
+        format!("let mut {name}: Tensor = {rhs}")
+    } else {
+        line.to_string()
+    }
+}
+
 /// Whether `e` reads a field of the struct parameter (`s.a`, `s.b`).
 fn mentions_field(e: &str) -> bool {
     let b = e.as_bytes();
@@ -2386,6 +2418,13 @@ pub fn generate(seed: u64, index: usize) -> Program {
             Passing::RefMut => VKind::ParamMut,
             Passing::Value => VKind::ParamVal,
             Passing::Pair => {
+                // State that the function updates, as optimizer state or a
+                // module's buffers: each field is mutated (so the macro
+                // sees it is a tensor and tracks it); the rest of the body
+                // reads and mutates it like any input.
+                for field in ["a", "b"] {
+                    g.line(&format!("{}.{field}.mul_(1.0f32);", p.name));
+                }
                 for field in ["a", "b"] {
                     g.next_rid += 1;
                     g.vars.push(Var {

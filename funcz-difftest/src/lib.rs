@@ -149,11 +149,7 @@ pub fn check_once(p: &Program, n: usize, flag: bool) -> Result<(), String> {
         if !bad.is_empty() {
             return Err(fail(format!("in-place ops remain in the trace: {bad:?}")));
         }
-        // A struct field the body only reads has a type the macro cannot
-        // see, so its views stay views (a documented limit); any other view
-        // left in copies mode is a bug.
-        let reads_fields = p.source.contains("helpers::Pair");
-        if v == 2 && graph.has_views() && !reads_fields {
+        if v == 2 && graph.has_views() {
             return Err(fail("view ops remain in mutations_and_views mode".into()));
         }
     }

@@ -819,7 +819,10 @@ impl<'a> Lowerer<'a> {
         }
 
         // Anything else: a fresh root if it is a tensor.
-        let known = self.is_tensor_expr(&expr) || Self::pat_is_tensor_typed(&local.pat);
+        // A type annotation says the value is a tensor, not where its
+        // storage comes from: only the expression can prove it fresh.
+        let proven = self.is_tensor_expr(&expr);
+        let known = proven || Self::pat_is_tensor_typed(&local.pat);
         let tensor = known || matches!(&expr, Expr::Call(_) | Expr::MethodCall(_));
         let ambiguous = self.mixes_aliases(&expr);
         let mut expr = expr;
@@ -847,7 +850,7 @@ impl<'a> Lowerer<'a> {
         }
         let mut out = vec![Stmt::Local(local)];
         // (The check first: the prologue may take a second handle.)
-        if !known && self.tracked_root(id) {
+        if !proven && self.tracked_root(id) {
             out.extend(self.freshness_check(id));
         }
         out.extend(self.root_prologue(id));
