@@ -4,7 +4,7 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
+use ndarray::{ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
 
 use crate::element::Element;
 use crate::layout::Layout;
@@ -132,18 +132,6 @@ impl<T: Element> Tensor<T> {
     /// A 0-d tensor holding `v`.
     pub fn scalar(v: T) -> Self {
         Tensor::from_contiguous(vec![v], &[])
-    }
-
-    /// Copies an ndarray array into a new contiguous tensor.
-    pub fn from_ndarray(a: &ArrayD<T>) -> Self {
-        let shape = a.shape().to_vec();
-        Tensor::from_contiguous(a.iter().copied().collect(), &shape)
-    }
-
-    /// Copies the elements into a new ndarray array.
-    pub fn to_ndarray(&self) -> ArrayD<T> {
-        ArrayD::from_shape_vec(IxDyn(self.shape()), self.to_vec())
-            .expect("funcz: to_ndarray: shape and element count agree")
     }
 
     // ---- queries ----
@@ -301,29 +289,6 @@ pub(crate) fn array_view_mut<'a, T>(data: &'a mut [T], layout: &Layout) -> Array
     let tail = &mut data[layout.offset..layout.storage_end()];
     ArrayViewMutD::from_shape(shape.strides(strides), tail)
         .expect("funcz: internal: layout fits its storage and does not overlap")
-}
-
-impl<T: Element> From<ArrayD<T>> for Tensor<T> {
-    /// Takes an ndarray array's elements (in logical order).
-    fn from(a: ArrayD<T>) -> Self {
-        Tensor::from_ndarray(&a)
-    }
-}
-
-impl<T: Element> From<&Tensor<T>> for ArrayD<T> {
-    /// Copies a tensor's elements into an ndarray array.
-    ///
-    /// ```
-    /// use funcz_runtime::Tensor;
-    /// let t = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
-    /// let a: ndarray::ArrayD<f32> = (&t.t()).into();
-    /// assert_eq!(a.iter().copied().collect::<Vec<_>>(), vec![1.0, 3.0, 2.0, 4.0]);
-    /// let back: Tensor<f32> = a.into();
-    /// assert_eq!(back.shape(), &[2, 2]);
-    /// ```
-    fn from(t: &Tensor<T>) -> Self {
-        t.to_ndarray()
-    }
 }
 
 impl<T: Element> std::fmt::Debug for Tensor<T> {
