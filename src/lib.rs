@@ -54,7 +54,10 @@ pub use funcz_runtime::ndarray;
 ///   [`has_views`](trace::Graph::has_views));
 /// - [`untraced`](trace::untraced) runs code without recording.
 pub mod trace {
-    pub use funcz_runtime::trace::*;
+    pub use funcz_runtime::trace::{
+        Arg, Constant, Graph, GraphNode, InputSpec, Node, Placeholder, Ref, TraceInput,
+        TraceOutput, Tracer, Value, is_recording, trace, untraced,
+    };
 
     // The recording primitives ops are built from: public for the other
     // funcz crates, not part of the facade's API.

@@ -40,7 +40,10 @@ pub mod ops;
 /// The op table (re-exported from `funcz-optable`).
 #[doc(hidden)]
 pub use funcz_optable as optable;
+// Hidden, so its docs are read in the source (next to expansions), where
+// `#[functionalize]` in brackets is not meant as a link.
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod rt;
 #[doc(hidden)]
 pub mod storage;

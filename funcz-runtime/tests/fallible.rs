@@ -7,21 +7,23 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use funcz_runtime::trace::trace;
 use funcz_runtime::{Error, Tensor};
 
-/// The panic message of `f`, or `None` if it returns.
-fn panic_message<R>(f: impl FnOnce() -> R) -> Option<String> {
+/// What `f` returns, or its panic message.
+fn outcome<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let r = catch_unwind(AssertUnwindSafe(f));
     std::panic::set_hook(prev);
-    match r {
-        Ok(_) => None,
-        Err(p) => Some(
-            p.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .expect("a string panic payload"),
-        ),
-    }
+    r.map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .expect("a string panic payload")
+    })
+}
+
+/// The panic message of `f`, or `None` if it returns.
+fn panic_message<R>(f: impl FnOnce() -> R) -> Option<String> {
+    outcome(f).err()
 }
 
 /// Checks one case: `fallible` errs iff `panicking` panics, with the same
@@ -32,12 +34,16 @@ fn agree(
     panicking: impl FnOnce() -> Tensor<f32>,
 ) -> Option<Error> {
     let got = fallible();
-    let want = panic_message(panicking);
+    let want = outcome(panicking);
     match (&got, want) {
-        (Err(e), Some(msg)) => assert_eq!(e.to_string(), msg),
-        (Ok(t), None) => {}
-        (Ok(t), Some(msg)) => panic!("try_ succeeded with {t:?} but the op panics: {msg}"),
-        (Err(e), None) => panic!("try_ failed with {e} but the op succeeds"),
+        (Err(e), Err(msg)) => assert_eq!(e.to_string(), msg),
+        (Ok(t), Ok(u)) => {
+            assert_eq!(t.shape(), u.shape());
+            assert_eq!(t.strides(), u.strides());
+            assert_eq!(t.to_vec(), u.to_vec());
+        }
+        (Ok(t), Err(msg)) => panic!("try_ succeeded with {t:?} but the op panics: {msg}"),
+        (Err(e), Ok(_)) => panic!("try_ failed with {e} but the op succeeds"),
     }
     got.err()
 }
@@ -152,7 +158,7 @@ fn integer_division_by_zero_is_an_error() {
     let z = Tensor::<i64>::from_vec(vec![1, 0], &[2]);
     let e = a.try_div(&z).unwrap_err();
     assert_eq!(Some(e.to_string()), panic_message(|| a.div(&z)));
-    assert_eq!(a.try_div(&z.add(1)).unwrap().to_vec(), vec![2, 6]);
+    assert_eq!(a.try_div(z.add(1)).unwrap().to_vec(), vec![2, 6]);
     // The divisor is checked before the shapes, as in `div`.
     let e = a.try_div(Tensor::<i64>::zeros(&[3])).unwrap_err();
     assert!(e.detail().starts_with("integer division by zero"), "{e}");
