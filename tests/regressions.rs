@@ -595,3 +595,50 @@ fn view_reassigned_from_its_own_copying_reshape() {
         vec![a, b]
     });
 }
+
+// An owned parameter assigned a fresh value that a view still reads: the
+// exit wrote the parameter's final value into the assigned tensor (a copy_
+// left in the trace). (seed 1, program 325)
+variants!(owned_param_assigned, owned_param_assigned_f, owned_param_assigned_fv; fn (x0: &Tensor, mut x1: Tensor) -> (Tensor, Tensor) {
+    x1.add_(1.0);
+    x1 = x0.narrow(0, 0, 2).sum();
+    let v = x1.view([-1]);
+    let w = x1.sub_(-0.75);
+    w.neg_();
+    (x1.clone(), &v * 1.0)
+});
+
+#[test]
+fn owned_parameter_assigned_then_mutated_through_an_alias() {
+    check("owned_param_assigned", &[iota(&[3]), iota(&[2])], |v, x| {
+        let (a, b) = [
+            owned_param_assigned,
+            owned_param_assigned_f,
+            owned_param_assigned_fv,
+        ][v](&x[0], x[1].shallow_clone());
+        vec![a, b]
+    });
+}
+
+// One resize_ of a re-laid-out tensor, then as_strided of it: the resized
+// tensor must be its hidden base itself (as_strided needs a contiguous base
+// at offset 0), not a view of it. (seed 3, program 516)
+variants!(resize_then_as_strided, resize_then_as_strided_f, resize_then_as_strided_fv; fn (x: &Tensor) -> Tensor {
+    let mut s = x.unfold(-1, 2, 3).clone();
+    s.resize_([3]);
+    let p = s.as_strided([1], [2], 2);
+    p.add_(5.0);
+    s.squeeze_dim_(0);
+    s
+});
+
+#[test]
+fn as_strided_after_one_resize_of_a_relaid_out_root() {
+    check("resize_then_as_strided", &[iota(&[4])], |v, x| {
+        vec![[
+            resize_then_as_strided,
+            resize_then_as_strided_f,
+            resize_then_as_strided_fv,
+        ][v](&x[0])]
+    });
+}

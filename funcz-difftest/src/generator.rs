@@ -2203,7 +2203,9 @@ impl Gen {
         let cands: Vec<usize> = (0..self.vars.len())
             .filter(|&i| {
                 let v = &self.vars[i];
-                !v.moved && v.kind == VKind::Local && v.root
+                // (An owned parameter too: issue 11, the assigned value was
+                // written into the caller's tensor.)
+                !v.moved && ((v.kind == VKind::Local && v.root) || v.kind == VKind::ParamVal)
             })
             .collect();
         if cands.is_empty() {

@@ -10,6 +10,8 @@
 mod attr;
 #[path = "../src/ctxt.rs"]
 mod ctxt;
+#[path = "../src/diag.rs"]
+mod diag;
 #[path = "../src/expand.rs"]
 mod expand;
 #[path = "../src/lower.rs"]

@@ -13,6 +13,18 @@ pub(crate) enum Remove {
     MutationsAndViews,
 }
 
+/// Emitted as the runtime's mode (`::funcz::rt::Mode::Views` for
+/// `"mutations"`, `Copies` for `"mutations_and_views"`), which the `rt`
+/// helpers take as their last argument.
+impl quote::ToTokens for Remove {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.extend(match self {
+            Remove::Mutations => quote::quote!(::funcz::rt::Mode::Views),
+            Remove::MutationsAndViews => quote::quote!(::funcz::rt::Mode::Copies),
+        });
+    }
+}
+
 struct Arg {
     key: Ident,
     value: Option<syn::Expr>,

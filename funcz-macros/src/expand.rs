@@ -68,10 +68,7 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
     if cx.has_errors() {
         return with_errors(item, &cx);
     }
-    let mode = match remove {
-        Remove::Mutations => quote!(::funcz::rt::Mode::Views),
-        Remove::MutationsAndViews => quote!(::funcz::rt::Mode::Copies),
-    };
+    let mode = remove;
     // Fixpoint: each pass learns which roots are mutated; the next emits
     // state for them. Facts only grow, so this converges in two or three
     // passes; the pass that learns nothing new is the output.
@@ -87,7 +84,7 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
             lower_fn(
                 &func,
                 &pass_cx,
-                mode.clone(),
+                mode,
                 facts.clone(),
                 &places,
                 &tensor_params,
@@ -96,6 +93,7 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
         let mut next = facts.clone();
         next.mutated.extend(found.mutated);
         next.mutations = found.mutations;
+        next.resizes = found.resizes;
         next.meta.extend(found.meta);
         if (!dry && next == facts) || pass == 6 {
             cx.absorb(pass_cx);
@@ -121,7 +119,7 @@ fn with_errors(item: TokenStream, cx: &Ctxt) -> TokenStream {
 fn lower_fn(
     func: &ItemFn,
     cx: &Ctxt,
-    mode: TokenStream,
+    mode: Remove,
     facts: Facts,
     places: &[crate::places::Place],
     tensor_params: &std::collections::HashSet<String>,
@@ -251,7 +249,9 @@ fn lower_fn(
                 let var = lw.var(id);
                 match p {
                     Passing::Value => {
-                        prologue.push(parse_quote!(let #input = ::funcz::rt::input(&#ident);));
+                        // (`mut`: assigning the parameter rebinds it, see
+                        // `Lowerer::lower_assign`.)
+                        prologue.push(parse_quote!(#[allow(unused_mut)] let mut #input = ::funcz::rt::input(&#ident);));
                         prologue.push(parse_quote!(let mut #var = #ident;));
                     }
                     Passing::Ref => {
@@ -270,10 +270,12 @@ fn lower_fn(
                     (Passing::RefMut, true) => {
                         parse_quote!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);)
                     }
-                    (Passing::Value, true) => parse_quote!(::funcz::rt::write_back(&#input, &#b);),
+                    (Passing::Value, true) => {
+                        parse_quote!(::funcz::rt::write_back_owned(&#input, &#b);)
+                    }
                     (_, true) => parse_quote!(::funcz::rt::write_back(&*#input, &#b);),
                     (Passing::Value, false) => {
-                        parse_quote!(::funcz::rt::write_back(&#input, &#var);)
+                        parse_quote!(::funcz::rt::write_back_owned(&#input, &#var);)
                     }
                     (Passing::RefMut, false) => {
                         parse_quote!(::funcz::rt::write_back_mut(&mut *#input, &#var);)
@@ -319,22 +321,38 @@ fn lower_fn(
             let tail = lw.lower_tail(e, tail_moves);
             stmts.push(Stmt::Expr(tail, None));
         }
+        // The last statement may diverge (`loop { .. }`, `panic!(..);`):
+        // the write-back after it is then unreachable, not the user's code
+        // to be warned about.
         Some(other) => {
             stmts.push(other);
-            stmts.extend(exit);
+            if !exit.is_empty() {
+                stmts.push(parse_quote!(#[allow(unreachable_code)] { #(#exit)* }));
+            }
         }
         None => stmts.extend(exit),
     }
     lw.scopes.pop();
     let mut out = func.clone();
+    // A tracked parameter is moved into its hidden variable at entry, so a
+    // `mut` the user wrote on it would now be reported unused.
+    let moved: Vec<String> = inputs
+        .iter()
+        .filter(|(id, _, kind)| {
+            matches!(kind, ParamKind::Tensor(Passing::Value))
+                && (lw.facts.mutated.contains(id) || lw.facts.meta.contains(id))
+        })
+        .map(|(_, ident, _)| ident.to_string())
+        .collect();
+    for arg in out.sig.inputs.iter_mut() {
+        if let FnArg::Typed(pt) = arg
+            && let Pat::Ident(pi) = &mut *pt.pat
+            && moved.contains(&pi.ident.to_string())
+        {
+            pi.mutability = None;
+        }
+    }
     prologue.extend(stmts);
     out.block.stmts = prologue;
-    out.attrs.push(parse_quote!(#[allow(
-        unused_mut,
-        unused_variables,
-        unused_braces,
-        unreachable_code,
-        clippy::all
-    )]));
     (out, lw.found)
 }

@@ -8,6 +8,7 @@ use proc_macro::TokenStream;
 
 mod attr;
 mod ctxt;
+mod diag;
 mod expand;
 mod lower;
 mod params;

@@ -98,7 +98,7 @@ enum Want {
 
 pub(crate) struct Lowerer<'a> {
     pub cx: &'a Ctxt,
-    pub mode: TokenStream,
+    pub mode: crate::attr::Remove,
     pub facts: Facts,
     pub found: Facts,
     pub scopes: Scopes,
@@ -133,6 +133,10 @@ pub(crate) struct Lowerer<'a> {
     /// read as `&*t`.
     shared_elems: Vec<usize>,
     copies: bool,
+    /// Set when a `let` pattern was given a `mut` the user did not write
+    /// (the lowering may reassign it): that `let` gets
+    /// `#[allow(unused_mut)]`, and the user's own lints stay on.
+    added_mut: bool,
 }
 
 /// Generated code is kept as tokens (`Verbatim`) rather than re-parsed:
@@ -202,10 +206,10 @@ fn tmp(name: &str) -> Ident {
 }
 
 impl<'a> Lowerer<'a> {
-    pub fn new(cx: &'a Ctxt, mode: TokenStream, facts: Facts, fn_name: String) -> Self {
+    pub fn new(cx: &'a Ctxt, mode: crate::attr::Remove, facts: Facts, fn_name: String) -> Self {
         Lowerer {
             cx,
-            mode: mode.clone(),
+            mode,
             facts,
             found: Facts::default(),
             scopes: Scopes::default(),
@@ -213,7 +217,8 @@ impl<'a> Lowerer<'a> {
             exit: Vec::new(),
             inputs: Vec::new(),
             places: Vec::new(),
-            copies: mode.to_string().contains("Copies"),
+            copies: mode == crate::attr::Remove::MutationsAndViews,
+            added_mut: false,
             pre: Vec::new(),
             synced: Vec::new(),
             stmt_mutated: Vec::new(),
@@ -228,7 +233,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn error(
+    pub(crate) fn error(
         &self,
         tokens: impl ToTokens,
         msg: impl std::fmt::Display,
@@ -466,7 +471,7 @@ impl<'a> Lowerer<'a> {
         if !self.has_state(id) {
             return None;
         }
-        let mode = self.mode.clone();
+        let mode = self.mode;
         let rt = rt();
         let (v, s) = (self.var(id), state_ident(id));
         match self.scopes.kind(id).clone() {
@@ -568,7 +573,15 @@ impl<'a> Lowerer<'a> {
         match stmt {
             Stmt::Local(local) => {
                 self.let_depth += 1;
-                let out = self.lower_local(local);
+                let outer = std::mem::replace(&mut self.added_mut, false);
+                let mut out = self.lower_local(local);
+                if std::mem::replace(&mut self.added_mut, outer) {
+                    for s in &mut out {
+                        if let Stmt::Local(l) = s {
+                            l.attrs.push(syn::parse_quote!(#[allow(unused_mut)]));
+                        }
+                    }
+                }
                 self.let_depth -= 1;
                 out
             }
@@ -602,8 +615,10 @@ impl<'a> Lowerer<'a> {
                     kind,
                     Kind::Root { .. } | Kind::Alias { .. } | Kind::Multi { .. }
                 ) && pi.by_ref.is_none()
+                    && pi.mutability.is_none()
                 {
                     pi.mutability = Some(Token![mut](pi.ident.span()));
+                    self.added_mut = true;
                 }
                 let id = self.scopes.declare(&pi.ident, kind);
                 pi.ident = self.var(id);
@@ -710,7 +725,7 @@ impl<'a> Lowerer<'a> {
         }
         let expr = *init.expr;
         let rt = rt();
-        let mode = self.mode.clone();
+        let mode = self.mode;
 
         // A view of a collection element (or the in-place result on one)
         // is bound as a plain value, watched by `elem_aliases`.
@@ -1251,7 +1266,7 @@ impl<'a> Lowerer<'a> {
         TokenStream,
     ) {
         let rt = rt();
-        let mode = self.mode.clone();
+        let mode = self.mode;
         let mut stmts = prelude;
         // `r.view().mul_(a).add_(b)`: the prelude (`mul_`) made `r` stale.
         let chained = !stmts.is_empty();
@@ -1390,7 +1405,7 @@ impl<'a> Lowerer<'a> {
 
     fn lower_inplace(&mut self, m: &syn::ExprMethodCall, functional: &str, want: Want) -> Expr {
         let rt = rt();
-        let mode = self.mode.clone();
+        let mode = self.mode;
         let op = m.method.to_string();
         let fname = Ident::new(functional, m.method.span());
         let root = self.receiver_root(&m.receiver);
@@ -1627,7 +1642,7 @@ impl<'a> Lowerer<'a> {
 
     fn lower_meta(&mut self, m: &syn::ExprMethodCall, view: &str, want: Want) -> Expr {
         let rt = rt();
-        let mode = self.mode.clone();
+        let mode = self.mode;
         let meta = Ident::new(view, m.method.span());
         let mut args = m.args.clone();
         for a in args.iter_mut() {
@@ -1641,11 +1656,11 @@ impl<'a> Lowerer<'a> {
         let v = self.var(id);
         let s = state_ident(id);
         // `let w = v.t_();` binds an alias of `v`'s root: value and state.
-        let tail: Expr = match want {
-            Want::Nothing => pq!(()),
-            Want::Value => pq!(#rt::handle(&#v)),
-            Want::Bound if self.has_state(id) => pq!((#rt::handle(&#v), #s.clone())),
-            Want::Bound => pq!((#rt::handle(&#v), #rt::Tracked::root(&#v))),
+        let tail: TokenStream = match want {
+            Want::Nothing => TokenStream::new(),
+            Want::Value => quote!(#rt::handle(&#v)),
+            Want::Bound if self.has_state(id) => quote!((#rt::handle(&#v), #s.clone())),
+            Want::Bound => quote!((#rt::handle(&#v), #rt::Tracked::root(&#v))),
         };
         match self.scopes.kind(id).clone() {
             Kind::Root { .. } if !self.based(id) => {
@@ -1698,20 +1713,24 @@ impl<'a> Lowerer<'a> {
                         "resize before making views of it, or resize a `.clone()`",
                     );
                 }
+                // A root resized more than once (or in a loop) is held as a
+                // view of a hidden base standing for its storage, which
+                // keeps the elements a smaller size hides for a later
+                // larger one (the next pass has the base). One resize of a
+                // root is a functional `resize` of it.
+                *self.found.resizes.entry(id).or_default() += 1;
+                let keep_tail =
+                    self.loop_depth > 0 || self.facts.resizes.get(&id).is_some_and(|&n| n > 1);
+                if keep_tail {
+                    self.found.meta.insert(id);
+                }
                 let v = self.var(id);
                 if self.based(id) {
-                    // Re-laid-out by `t_()` & co. (before or after): resizing
-                    // keeps the storage order, which is the hidden base's
-                    // order; the resized tensor is its new base.
                     let s = state_ident(id);
                     let (b, bs) = (base_ident(id), base_state_ident(id));
-                    pq!({
-                        #v = #rt::resized(&#b, #args);
-                        #b = #rt::handle(&#v);
-                        #bs.rebind(&#b);
-                        #s = #bs.clone();
-                        #rt::handle(&#v)
-                    })
+                    let name = self.scopes.ident(id).to_string();
+                    let mode = self.mode;
+                    pq!(#rt::resize_root(#name, &mut #v, &mut #s, (&mut #b, &mut #bs), #args, #keep_tail, #mode))
                 } else if self.has_state(id) {
                     let s = state_ident(id);
                     pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
@@ -1730,7 +1749,7 @@ impl<'a> Lowerer<'a> {
                 self.need_sync(id);
                 let (v, s) = (self.var(id), state_ident(id));
                 let name = self.scopes.ident(id).to_string();
-                let mode = self.mode.clone();
+                let mode = self.mode;
                 pq!(#rt::resize_view(#name, &mut #v, &mut #s, #args, #mode))
             }
             _ => {
@@ -1767,11 +1786,22 @@ impl<'a> Lowerer<'a> {
                 pq!({ #(#wb)* #value })
             }
         } else {
+            // The value may diverge (`panic!(..)` as the tail): the
+            // write-back after it is unreachable, which is not the user's
+            // code to be warned about.
             let r = tmp("__fz_ret");
             if ret {
-                pq!({ let #r = #value; #(#wb)* return #r; })
+                pq!({
+                    #[allow(clippy::diverging_sub_expression)] let #r = #value;
+                    #[allow(unreachable_code)] { #(#wb)* }
+                    return #r;
+                })
             } else {
-                pq!({ let #r = #value; #(#wb)* #r })
+                pq!({
+                    #[allow(clippy::diverging_sub_expression)] let #r = #value;
+                    #[allow(unreachable_code)] { #(#wb)* }
+                    #r
+                })
             }
         }
     }
@@ -2187,7 +2217,7 @@ impl Lowerer<'_> {
                 let already = self.synced.last().is_some_and(|d| d.contains(&id));
                 if !already {
                     let rt = rt();
-                    let mode = self.mode.clone();
+                    let mode = self.mode;
                     let (v, s) = (self.var(id), state_ident(id));
                     let (rv, rs) = self.root_value_state(root);
                     let k = &ix.index;
@@ -2265,7 +2295,7 @@ impl Lowerer<'_> {
                         unmut_receiver(e);
                         if let Expr::MethodCall(m) = e {
                             let rt = rt();
-                            let mode = self.mode.clone();
+                            let mode = self.mode;
                             let (recv, method, args) = (&m.receiver, &m.method, &m.args);
                             *e = if multi {
                                 pq!(#rt::MultiMeta::#method(#args).forward(&#recv, #mode))
@@ -2540,7 +2570,7 @@ impl Lowerer<'_> {
     /// come back mutated (checked with the storage version counter).
     fn opaque_call(&mut self, e: &mut Expr) {
         let rt = rt();
-        let mode = self.mode.clone();
+        let mode = self.mode;
         // Which tracked bindings does the call receive by reference?
         let mut passed: Vec<(usize, bool)> = Vec::new();
         // Elements `p[i]` of multi-output views it receives (or is called on).
@@ -2881,7 +2911,32 @@ impl Lowerer<'_> {
             return;
         };
         match self.scopes.kind(id).clone() {
-            Kind::Root { .. } => {
+            Kind::Root { input, .. } => {
+                // The new value must be fresh: the root's mutations are not
+                // written anywhere else. A view (or the handle) of a tensor
+                // of this function is refused; an unknown value is checked.
+                let mut check_fresh = false;
+                if self.has_state(id) {
+                    let direct = self
+                        .binding_of(&a.right)
+                        .filter(|&b| self.is_tensor_binding(b))
+                        .and_then(|b| self.scopes.root_of(b))
+                        .map(|r| (r, false));
+                    match self.view_chain_root(&a.right).map(|r| (r, true)).or(direct) {
+                        // `x = x.narrow(..)` of a local: its old storage is
+                        // not seen elsewhere. `x = w` moves a local.
+                        Some((r, true)) if r == id && input.is_none() => {}
+                        Some((r, false))
+                            if r != id
+                                && matches!(
+                                    self.scopes.kind(r),
+                                    Kind::Root { input: None, .. }
+                                )
+                                && !self.has_aliases(r) => {}
+                        Some((r, _)) => crate::diag::assign_alias_to_root(self, &a.right, id, r),
+                        None => check_fresh = !self.is_tensor_expr(&a.right),
+                    }
+                }
                 self.visit_expr_mut(&mut a.right);
                 // Aliases of the old value keep it: bring those in scope up to
                 // date now, while the old value is still there.
@@ -2899,9 +2954,31 @@ impl Lowerer<'_> {
                         }
                     }
                 }
+                // An owned input (`mut x: Tensor`) assigned a new value: the
+                // caller's tensor keeps what the body did to it so far (it is
+                // written now), and is not written at exit (the new value is
+                // fresh: proved, refused or checked above).
+                let mut after: Vec<Stmt> = Vec::new();
+                if self.has_state(id)
+                    && let Kind::Root {
+                        input: Some(Passing::Value),
+                        ..
+                    } = self.scopes.kind(id)
+                {
+                    let rt = rt();
+                    let input = input_ident(id);
+                    let (cur, _) = self.root_value_state(id);
+                    resync.push(pq!(#rt::write_back_owned(&#input, &#cur);));
+                    after.push(pq!(#input = #rt::released();));
+                }
                 if self.based(id) {
                     // A root re-laid-out by `t_()` & co.: the new value is its
                     // new hidden base, and it no longer views the old one.
+                    let check = if check_fresh {
+                        self.freshness_check(id)
+                    } else {
+                        None
+                    };
                     let v = self.var(id);
                     let s = state_ident(id);
                     let (b, bs) = (base_ident(id), base_state_ident(id));
@@ -2910,15 +2987,23 @@ impl Lowerer<'_> {
                     replace = Some(pq!({
                         #(#resync)*
                         #v = #right;
+                        #check
                         #b = #rt::handle(&#v);
                         #bs.rebind(&#b);
                         #s = #bs.clone();
+                        #(#after)*
                     }));
                 } else if self.has_state(id) {
                     let v = self.var(id);
                     let s = state_ident(id);
                     let right = &a.right;
-                    replace = Some(pq!({ #(#resync)* #v = #right; #s.rebind(&#v); }));
+                    let check = if check_fresh {
+                        self.freshness_check(id)
+                    } else {
+                        None
+                    };
+                    replace =
+                        Some(pq!({ #(#resync)* #v = #right; #check #s.rebind(&#v); #(#after)* }));
                 }
             }
             Kind::Alias { root } => {
@@ -2972,7 +3057,7 @@ impl Lowerer<'_> {
     fn lower_for(&mut self, e: &mut Expr) {
         let Expr::ForLoop(f) = e else { return };
         let rt = rt();
-        let mode = self.mode.clone();
+        let mode = self.mode;
         self.scopes.push();
         let expr = (*f.expr).clone();
         let ident = Self::pat_ident(&f.pat);

@@ -54,6 +54,8 @@ pub(crate) struct Facts {
     /// so the next pass knows whether one comes later. Not part of the
     /// fixpoint (`PartialEq` ignores it).
     pub mutations: HashMap<usize, usize>,
+    /// How many `resize_` calls on each root a pass lowered.
+    pub resizes: HashMap<usize, usize>,
 }
 
 impl PartialEq for Facts {

@@ -1,6 +1,7 @@
 //! Unit tests of the expander (snapshots, errors, never-panic corpus).
 
 mod corpus;
+mod refused;
 mod snapshots;
 
 use proc_macro2::TokenStream;

@@ -211,6 +211,57 @@ pub fn write_back<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
     dst.copy_(value);
 }
 
+/// What an owned input's hidden caller handle becomes once the body assigns
+/// the parameter a new value: a tensor no one else holds, so the exit's
+/// [`write_back_owned`] writes nothing (the assigned value is fresh, which
+/// the macro proves or checks, and its aliases are tracked).
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let released: Tensor<f32> = rt::released();
+/// rt::write_back_owned(&released, &Tensor::ones(&[3]));
+/// assert_eq!(released.numel(), 0);
+/// ```
+pub fn released<T: Element>() -> Tensor<T> {
+    Tensor::from_contiguous(Vec::new(), &[0])
+}
+
+/// [`write_back`] for an input passed by value (`x: Tensor`): the caller's
+/// handle keeps its layout whatever the body did to its own (`t_()`,
+/// `resize_`), so only data is written, laid out as the caller's; when a
+/// `resize_` changed the number of elements, the first elements of the
+/// storage are (its growth is not visible through the caller's handle).
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let x = Tensor::<f32>::zeros(&[2]);
+/// let callers = x.shallow_clone();
+/// rt::write_back_owned(&x, &Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]));
+/// assert_eq!(callers.to_vec(), vec![1.0, 2.0]);
+/// ```
+pub fn write_back_owned<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
+    if dst.storage_use_count() == 1 {
+        // No other handle: nobody can see the write (a tensor the body
+        // assigned to the parameter and then replaced).
+        return;
+    }
+    if dst.shape() == value.shape() {
+        write_back(dst, value);
+        return;
+    }
+    // (Functional ops only: `clone` is contiguous, so `view_copy` applies.)
+    let shape: Vec<i64> = dst.shape().iter().map(|&d| d as i64).collect();
+    let (n, k) = (dst.numel() as i64, value.numel() as i64);
+    let flat = value.clone().view_copy([-1]);
+    let new = if k >= n {
+        flat.narrow_copy(0, 0, n)
+    } else {
+        // Shrunk: the elements past its end are still the caller's.
+        dst.clone().view_copy([-1]).slice_scatter(&flat, 0, 0, k, 1)
+    };
+    dst.copy_(&new.view_copy(shape.as_slice()));
+}
+
 /// [`write_back`] for a `&mut Tensor` input: when the body left the
 /// variable holding a tensor of another shape (`*x = Tensor::zeros(..)`),
 /// the caller's tensor becomes that tensor, as the original's assignment
@@ -262,8 +313,20 @@ pub fn write_back_vec<T: Element>(dst: &mut Vec<Tensor<T>>, values: &[Tensor<T>]
 /// (`t_`, `transpose_`, ...): the caller's tensor gets the final data of
 /// its base (`copy_`), then the layout the original program would have
 /// left it with (`as_strided_`).
+///
+/// When `resize_` grew the storage, the base is a longer 1-D tensor: the
+/// caller's tensor is resized to it first (its storage grows, as eager).
 pub fn write_back_layout<T: Element>(dst: &mut Tensor<T>, base_value: &Tensor<T>, state: &Tracked) {
-    write_back(dst, base_value);
+    if base_value.shape() != dst.shape() {
+        dst.resize_([base_value.numel() as i64]);
+        if base_value.dim() == 1 {
+            dst.copy_(base_value);
+        } else {
+            dst.copy_(&base_value.reshape([-1]));
+        }
+    } else {
+        write_back(dst, base_value);
+    }
     let mut layout = dst.layout;
     for m in state.chain() {
         layout = m.apply_layout(&layout);

@@ -31,14 +31,14 @@ pub use donate::{can_donate, can_donate_alias, can_donate_elem, can_donate_root,
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use inputs::{
     InputKey, check_fresh, check_inputs_disjoint, check_temp, detach_all, identity, input,
-    place_handle, rebind, write_back, write_back_all, write_back_layout, write_back_mut,
-    write_back_vec,
+    place_handle, rebind, released, write_back, write_back_all, write_back_layout, write_back_mut,
+    write_back_owned, write_back_vec,
 };
 pub use meta::{MultiMeta, ViewMeta};
 pub use tracked::{
     Tracked, bind_view, bind_views, check_chain_copy, commit, commit_donated, commit_from,
-    commit_root, donated_root, handle, meta_inplace, multi_view, resize_view, sync, sync_all,
-    update_view, version, view, view_value,
+    commit_root, donated_root, handle, meta_inplace, multi_view, resize_root, resize_view, sync,
+    sync_all, update_view, version, view, view_value,
 };
 
 /// Which ops the functionalized body may still run.

@@ -770,6 +770,84 @@ pub fn meta_inplace<T: Element>(
     *state = s;
 }
 
+/// `x.resize_(size)` on a root `x` held as a view of its hidden base
+/// (`base`, `bstate`): as eager, the new layout is contiguous at the same
+/// storage offset and the storage keeps its elements, so shrinking and
+/// growing back shows the old tail (new elements are zeros). `keep_tail`
+/// is false when no later `resize_` of `x` can show that tail (the macro
+/// counts them): the resized tensor is then its new base. When the
+/// storage must grow, the base is replaced by a longer copy (traced as
+/// `resize`); the root becomes `view(-1)`, `narrow`, `view(size)` of it.
+/// Returns a handle of the resized root.
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let mut base = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[4]);
+/// let mut bs = rt::Tracked::root(&base);
+/// let (mut x, mut s) = (base.shallow_clone(), bs.clone());
+/// rt::resize_root("x", &mut x, &mut s, (&mut base, &mut bs), [3], true, rt::Mode::Views);
+/// assert_eq!(x.to_vec(), vec![1.0, 2.0, 3.0]);
+/// let r = rt::resize_root("x", &mut x, &mut s, (&mut base, &mut bs), [5], true, rt::Mode::Views);
+/// assert_eq!(r.to_vec(), vec![1.0, 2.0, 3.0, 4.0, 0.0]);
+/// ```
+#[track_caller]
+pub fn resize_root<T: Element>(
+    name: &str,
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    (base, bstate): (&mut Tensor<T>, &mut Tracked),
+    size: impl crate::args::IntoShape,
+    keep_tail: bool,
+    mode: Mode,
+) -> Tensor<T> {
+    let size = size.into_shape();
+    if let Some(d) = size.iter().find(|&&d| d < 0) {
+        panic!("funcz: {name}.resize_({size:?}): negative size {d} in the requested shape");
+    }
+    let cur = *state.original_layout();
+    if cur.shape.iter().map(|&d| d as i64).eq(size.iter().copied()) {
+        // Same sizes: eager leaves the tensor as it is.
+        return value.handle();
+    }
+    let blay = *bstate.original_layout();
+    if !blay.is_contiguous() {
+        panic!(
+            "funcz: {name}.resize_({size:?}): the storage of `{name}` is not laid out contiguously (shape {:?}, \
+             strides {:?}), so #[functionalize] cannot tell which elements the resized tensor shows. help: resize \
+             a `.contiguous()` copy",
+            blay.shape, blay.strides
+        );
+    }
+    let n: i64 = size.iter().product();
+    let rel = cur.offset as i64 - blay.offset as i64;
+    let need = usize::try_from(rel + n).expect("a non-negative storage extent");
+    if rel == 0 && (need >= base.numel() || !keep_tail) {
+        // The resized tensor covers the whole (grown) storage, or no later
+        // resize can show the elements past its end: it is the new base
+        // itself (old elements first, then zeros).
+        *base = super::exit::resized(base, size.as_slice());
+        bstate.rebind(base);
+        *value = base.handle();
+        *state = bstate.clone();
+        return value.handle();
+    }
+    if need > base.numel() {
+        // The storage grows: old elements first, then zeros.
+        *base = super::exit::resized(base, [need as i64]);
+        bstate.rebind(base);
+    }
+    *value = base.handle();
+    *state = bstate.clone();
+    for meta in [
+        ViewMeta::view([-1]),
+        ViewMeta::narrow(0, rel, n),
+        ViewMeta::view(size.clone()),
+    ] {
+        meta_inplace(value, state, meta, mode);
+    }
+    value.handle()
+}
+
 /// `v.resize_(size)` on a view `v`, as PyTorch's functionalization does it:
 /// shrinking is a new view of the first elements of `v` (`view(-1)`,
 /// `slice`, `view(size)`); growing is an error, with PyTorch's message.

@@ -718,8 +718,13 @@ pub fn unbind_layouts(op: &str, l: &Layout, dim: i64) -> Vec<Layout> {
 // in-place resize
 
 /// Layout after `resize_(shape)`: contiguous strides at the same storage
-/// offset. The storage must then hold at least `storage_end()` elements.
+/// offset, or the layout unchanged when the sizes are the same (PyTorch's
+/// `resize_` keeps a transposed tensor's strides then). The storage must
+/// then hold at least `storage_end()` elements.
 pub fn resize_layout(op: &str, l: &Layout, shape: &[i64]) -> Layout {
+    if l.shape.iter().map(|&d| d as i64).eq(shape.iter().copied()) {
+        return *l;
+    }
     if let Some(&n) = shape.iter().find(|&&n| n < 0) {
         panic!(
             "funcz: {op}: trying to create tensor with negative dimension {n}: {shape:?} (tensor \

@@ -179,3 +179,16 @@ fn scatter_leaves_inputs_alone_even_when_src_aliases_self() {
     fill_through(&out, 0.0);
     assert_eq!(src.to_vec(), vec![3.0, 4.0, 5.0]);
 }
+
+#[test]
+fn resize_to_the_same_sizes_keeps_the_strides() {
+    // PyTorch: x.t_(); x.resize_(2, 2) leaves the strides (1, 2).
+    let mut a = Tensor::<f32>::from_vec(vec![0.0, 1.0, 2.0, 3.0], &[2, 2]);
+    a.t_();
+    a.resize_([2, 2]);
+    assert_eq!(a.strides(), &[1, 2]);
+    assert_eq!(a.to_vec(), vec![0.0, 2.0, 1.0, 3.0]);
+    a.resize_([4]);
+    assert_eq!(a.strides(), &[1]);
+    assert_eq!(a.to_vec(), vec![0.0, 1.0, 2.0, 3.0]);
+}
