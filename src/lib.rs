@@ -42,7 +42,10 @@ pub use funcz_runtime::ndarray;
 /// let (out, graph) = Tracer::new("forward").input("a", &a).run(|| &a * 2.0);
 /// assert_eq!(out.to_vec(), vec![2.0, 2.0]);
 /// assert_eq!(graph.ops(), vec!["mul"]);
-/// assert_eq!(graph.to_string(), "fn forward(a_1) {\n    let mul = aten::mul(a_1, 2.0);\n    return mul;\n}\n");
+/// assert_eq!(
+///     graph.to_string(),
+///     "fn forward(a_1) {\n    let mul = aten::mul(a_1, 2.0);\n    return mul;\n}\n"
+/// );
 /// ```
 ///
 /// - [`Tracer`](trace::Tracer) (or the [`trace()`](trace::trace) function)

@@ -307,7 +307,8 @@ impl<T: Element> Tensor<T> {
     /// use funcz_runtime::Tensor;
     /// let a = Tensor::<f32>::zeros(&[2, 3]);
     /// assert_eq!(a.try_view([3, 2]).unwrap().shape(), &[3, 2]);
-    /// assert!(a.t().try_view([6]).unwrap_err().detail().starts_with("view size is not compatible"));
+    /// let e = a.t().try_view([6]).unwrap_err();
+    /// assert!(e.detail().starts_with("view size is not compatible"));
     /// ```
     pub fn try_view(&self, shape: impl IntoShape) -> Result<Tensor<T>> {
         let shape = shape.into_shape();
@@ -344,7 +345,8 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(a.try_narrow(0, 3, 2).unwrap().shape(), &[2]);
     /// assert_eq!(
     ///     a.try_narrow(0, 4, 2).unwrap_err().detail(),
-    ///     "start (4) + length (2) exceeds dimension size (5) of dimension 0 of a tensor of shape [5]"
+    ///     "start (4) + length (2) exceeds dimension size (5) of dimension 0 of a tensor of \
+    ///      shape [5]"
     /// );
     /// ```
     pub fn try_narrow(

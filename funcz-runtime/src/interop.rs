@@ -83,7 +83,8 @@ impl<T: Element> Tensor<T> {
     /// use funcz_runtime::Tensor;
     /// let a = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
     /// let col = a.select(1, 2); // strided: [3.0, 6.0]
-    /// assert_eq!(col.with_array_view(|v| v.iter().copied().collect::<Vec<_>>()), vec![3.0, 6.0]);
+    /// let vals: Vec<f32> = col.with_array_view(|v| v.iter().copied().collect());
+    /// assert_eq!(vals, vec![3.0, 6.0]);
     /// let b = a.narrow(0, 1, 1).expand([4, 3]); // stride 0 on the first dim
     /// assert_eq!(b.with_array_view(|v| (v.shape().to_vec(), v.sum())), (vec![4, 3], 60.0));
     /// ```
