@@ -6,6 +6,8 @@
 //! Run with `cargo run --example seed`. Every `check:` line is also an
 //! assertion: the example panics instead of printing a false claim.
 
+use std::fmt::Write;
+
 use funcz::trace::{Graph, Tracer};
 use funcz::{Tensor, functionalize};
 
@@ -41,18 +43,25 @@ fn g_no_mutations_and_views(a: Tensor) -> Tensor {
     a
 }
 
-/// Prints `check: {what}` and panics if it does not hold.
-fn check(what: &str, holds: bool) {
+/// Writes `check: {what}`, and panics if it does not hold.
+fn check(out: &mut String, what: &str, holds: bool) {
     assert!(holds, "check failed: {what}");
-    println!("check: {what}");
+    writeln!(out, "check: {what}").unwrap();
 }
 
-/// Prints a graph under a `// label` line, as the README shows it.
-fn show(label: &str, graph: &Graph) {
-    println!("// {label}\n{graph}");
+/// Writes a graph under a `// label` line.
+fn show(out: &mut String, label: &str, graph: &Graph) {
+    writeln!(out, "// {label}\n{graph}").unwrap();
 }
 
 fn main() {
+    print!("{}", report());
+}
+
+/// Everything the example prints (a function, so that a test can check
+/// that the README shows exactly this).
+pub fn report() -> String {
+    let mut out = String::new();
     let inpt = Tensor::<f32>::randn(&[2], 0);
     let (out1, f_traced) = Tracer::new("forward").input("a", &inpt).run(|| f(&inpt));
     let (out2, f_no_mutations_traced) = Tracer::new("forward")
@@ -62,9 +71,10 @@ fn main() {
         .input("a", &inpt)
         .run(|| f_no_mutations_and_views(&inpt));
 
-    show("f as written", &f_traced);
-    show("#[functionalize]", &f_no_mutations_traced);
+    show(&mut out, "f as written", &f_traced);
+    show(&mut out, "#[functionalize]", &f_no_mutations_traced);
     show(
+        &mut out,
         "#[functionalize(remove = \"mutations_and_views\")]",
         &f_no_mutations_and_views_traced,
     );
@@ -78,38 +88,47 @@ fn main() {
         .input("a", &inpt)
         .run(|| g_no_mutations_and_views(inpt.shallow_clone()));
     show(
+        &mut out,
         "g: b = a.view(-1); b.add_(1); return a, with remove = \"mutations_and_views\"",
         &g_traced,
     );
     let after = inpt.to_vec();
 
     check(
+        &mut out,
         "the three versions of f return the same values (allclose)",
         out1.allclose(&out2, 1e-5, 1e-8) && out1.allclose(&out3, 1e-5, 1e-8),
     );
     check(
+        &mut out,
         "#[functionalize] ran no in-place op (add_ became add); views stay",
         !f_no_mutations_traced.has_mutations() && f_no_mutations_traced.has_views(),
     );
     check(
+        &mut out,
         "remove = \"mutations_and_views\" ran no in-place op and no view",
         !f_no_mutations_and_views_traced.has_mutations()
             && !f_no_mutations_and_views_traced.has_views(),
     );
     check(
+        &mut out,
         "g's only mutation is the final copy_ into its input",
         g_traced.is_functional() && g_traced.count("copy_") == 1,
     );
     check(
+        &mut out,
         "that copy_ updated the caller's tensor: every element went up by 1",
         before
             .iter()
             .zip(&after)
             .all(|(b, a)| (a - b - 1.0).abs() < 1e-6),
     );
-    println!(
+    writeln!(
+        out,
         "\nShown: functionalizing f kept its outputs equal while removing its mutation \
          (and, with remove = \"mutations_and_views\", its views); g's input was still \
          updated, through a single copy_ at the end."
-    );
+    )
+    .unwrap();
+    out
 }
