@@ -1,5 +1,5 @@
 //! Fallible twins of the ops whose arguments a service takes from outside:
-//! `try_view`, `try_reshape`, `try_narrow`, `try_select`, `try_matmul` and
+//! `try_from_vec`, `try_view`, `try_reshape`, `try_narrow`, `try_select`, `try_matmul` and
 //! the shape-checked binary ops `try_add`/`try_sub`/`try_mul`/`try_div`.
 //!
 //! Each one checks its arguments with the same rules, in the same order, as
@@ -300,6 +300,54 @@ fn matmul<T: Element>(a: &Tensor<T>, b: &Tensor<T>) -> Result<()> {
 /// assert_eq!(e.to_string(), "funcz: reshape: shape [-1, 4] is invalid for input of size 6");
 /// ```
 impl<T: Element> Tensor<T> {
+    /// [`from_vec`](Tensor::from_vec), or the error it would panic with
+    /// (a length that is not the shape's number of elements).
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// assert_eq!(Tensor::try_from_vec(vec![1.0f32; 6], &[2, 3]).unwrap().shape(), &[2, 3]);
+    /// assert_eq!(
+    ///     Tensor::try_from_vec(vec![1.0f32; 5], &[2, 3]).unwrap_err().to_string(),
+    ///     "funcz: from_vec: shape [2, 3] needs 6 elements but data has 5"
+    /// );
+    /// ```
+    pub fn try_from_vec(data: Vec<T>, shape: &[usize]) -> Result<Tensor<T>> {
+        let op = "from_vec";
+        // The same order as `from_vec`: the length, then the rank.
+        match shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)) {
+            Some(n) if n == data.len() => {}
+            Some(n) => {
+                return fail(
+                    op,
+                    format!(
+                        "shape {shape:?} needs {n} elements but data has {}",
+                        data.len()
+                    ),
+                );
+            }
+            None => {
+                return fail(
+                    op,
+                    format!(
+                        "shape {shape:?} has more elements than memory can index, data has {}",
+                        data.len()
+                    ),
+                );
+            }
+        }
+        if shape.len() > MAX_DIMS {
+            return fail(
+                op,
+                format!(
+                    "tensors of rank {} are not supported (at most {MAX_DIMS} dims), got shape \
+                     {shape:?}",
+                    shape.len()
+                ),
+            );
+        }
+        Ok(Tensor::from_vec(data, shape))
+    }
+
     /// [`view`](Tensor::view), or the error it would panic with (an invalid
     /// shape, or strides that do not allow a view).
     ///

@@ -97,7 +97,7 @@ pub(crate) fn fresh_id() -> TensorId {
 ///   [`shallow_clone`](Tensor::shallow_clone) another handle to the same
 ///   tensor, [`alias`](Tensor::alias) a view of all of it.
 /// - **Fallible twins** (return [`Error`](crate::Error) instead of
-///   panicking): [`try_view`](Tensor::try_view),
+///   panicking): [`try_from_vec`](Tensor::try_from_vec), [`try_view`](Tensor::try_view),
 ///   [`try_reshape`](Tensor::try_reshape), [`try_narrow`](Tensor::try_narrow),
 ///   [`try_select`](Tensor::try_select), [`try_matmul`](Tensor::try_matmul),
 ///   [`try_add`](Tensor::try_add), [`try_sub`](Tensor::try_sub),

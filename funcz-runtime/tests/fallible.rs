@@ -185,3 +185,30 @@ fn error_is_a_std_error() {
         "funcz: select: index 2 out of range for tensor of size [2] at dimension 0"
     );
 }
+
+#[test]
+fn from_vec_checks_length_and_rank() {
+    for (len, shape) in [
+        (6usize, vec![2usize, 3]),
+        (5, vec![2, 3]),
+        (0, vec![0, 4]),
+        (1, vec![]),
+        (2, vec![]),
+        (1, vec![1; 9]),
+    ] {
+        let data = vec![1.0f32; len];
+        let got = Tensor::try_from_vec(data.clone(), &shape);
+        match (got, outcome(|| Tensor::from_vec(data, &shape))) {
+            (Ok(t), Ok(u)) => assert_eq!((t.shape(), t.to_vec()), (u.shape(), u.to_vec())),
+            // from_vec's panics carry the detail (assert_eq! adds its own
+            // preamble and the rank check names no op).
+            (Err(e), Err(msg)) => assert!(msg.contains(e.detail()), "{e} vs {msg}"),
+            (got, want) => panic!("{shape:?}: {got:?} vs {want:?}"),
+        }
+    }
+    let e = Tensor::<f32>::try_from_vec(vec![], &[usize::MAX, 2]).unwrap_err();
+    assert!(
+        e.detail().contains("more elements than memory can index"),
+        "{e}"
+    );
+}
