@@ -1,5 +1,5 @@
 //! The `#[functionalize]` attribute of funcz. All logic lives on
-//! `proc_macro2` in [`expand`] so it can be unit-tested; the pipeline is
+//! `proc_macro2` in the `expand` module so it can be unit-tested; the pipeline is
 //! `attr` (options) → `params` (inputs) → `lower` (rewrite the body, with
 //! `scope` tracking what aliases what) → `expand` (assemble, or re-emit the
 //! original function with the errors).
@@ -15,11 +15,10 @@ mod params;
 mod places;
 mod scope;
 
-/// Rewrites a function so that its body performs no mutation (and, with
-/// `remove = "mutations_and_views"`, no aliasing), while returning the same
-/// outputs and leaving every tensor argument as the original would.
-///
-/// See the `funcz` crate for the semantics and examples.
+// The documentation lives in `functionalize.md`. Its example needs the
+// `funcz` crate, which this crate cannot depend on, so it is not a doctest
+// here; funcz's `src/lib.rs` includes the same file and runs it.
+#[cfg_attr(not(doctest), doc = include_str!("functionalize.md"))]
 #[proc_macro_attribute]
 pub fn functionalize(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::expand(args.into(), input.into()).into()

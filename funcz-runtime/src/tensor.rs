@@ -4,7 +4,7 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
+use ndarray::{ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
 
 use crate::element::Element;
 use crate::layout::Layout;
@@ -52,6 +52,56 @@ pub(crate) fn fresh_id() -> TensorId {
 /// assert_eq!(a.shape(), &[2, 2]);
 /// assert_eq!(a.to_vec(), vec![1.0, 2.0, 3.0, 4.0]);
 /// ```
+///
+/// # Methods by topic
+///
+/// Op names follow PyTorch's (aten); every op is recorded by
+/// [`trace`](crate::trace) under that name.
+///
+/// - **Creation**: [`from_vec`](Tensor::from_vec), [`scalar`](Tensor::scalar),
+///   [`zeros`](Tensor::zeros), [`ones`](Tensor::ones), [`full`](Tensor::full),
+///   [`arange`](Tensor::arange), [`arange_step`](Tensor::arange_step),
+///   [`eye`](Tensor::eye), [`rand`](Tensor::rand), [`randn`](Tensor::randn),
+///   [`zeros_like`](Tensor::zeros_like), [`ones_like`](Tensor::ones_like);
+///   from ndarray: [`from_ndarray`](Tensor::from_ndarray) and `From`.
+/// - **Reading**: [`shape`](Tensor::shape), [`strides`](Tensor::strides),
+///   [`storage_offset`](Tensor::storage_offset), [`numel`](Tensor::numel),
+///   [`to_vec`](Tensor::to_vec), [`item`](Tensor::item),
+///   [`to_ndarray`](Tensor::to_ndarray), zero-copy
+///   [`with_array_view`](Tensor::with_array_view), `Display` (PyTorch's
+///   printing), [`allclose`](Tensor::allclose), [`equal`](Tensor::equal).
+/// - **Functional ops** (fresh results, broadcasting): [`add`](Tensor::add),
+///   [`sub`](Tensor::sub), [`mul`](Tensor::mul), [`div`](Tensor::div),
+///   [`matmul`](Tensor::matmul), [`exp`](Tensor::exp), [`relu`](Tensor::relu),
+///   [`clamp`](Tensor::clamp), ... and the `+ - * /` operators; see
+///   [`ops`](crate::ops).
+/// - **Reductions**: [`sum`](Tensor::sum), [`sum_dim`](Tensor::sum_dim),
+///   [`mean`](Tensor::mean), [`mean_dim`](Tensor::mean_dim).
+/// - **Views** (share storage): [`view`](Tensor::view),
+///   [`reshape`](Tensor::reshape), [`t`](Tensor::t),
+///   [`transpose`](Tensor::transpose), [`permute`](Tensor::permute),
+///   [`narrow`](Tensor::narrow), [`slice`](Tensor::slice),
+///   [`select`](Tensor::select), [`diagonal`](Tensor::diagonal),
+///   [`expand`](Tensor::expand), [`unfold`](Tensor::unfold),
+///   [`split`](Tensor::split), [`chunk`](Tensor::chunk),
+///   [`unbind`](Tensor::unbind), ...; their `*_copy` twins and the scatters
+///   ([`slice_scatter`](Tensor::slice_scatter), ...); see
+///   [`view`](crate::view).
+/// - **In-place ops** (write through every alias, bump the
+///   [`version`](Tensor::version)): [`add_`](Tensor::add_),
+///   [`mul_`](Tensor::mul_), [`copy_`](Tensor::copy_),
+///   [`fill_`](Tensor::fill_), [`zero_`](Tensor::zero_), ...; metadata
+///   in-place ops [`t_`](Tensor::t_), [`transpose_`](Tensor::transpose_),
+///   [`unsqueeze_`](Tensor::unsqueeze_), [`resize_`](Tensor::resize_).
+/// - **Handles**: `clone()` is a deep copy (aten `clone`),
+///   [`shallow_clone`](Tensor::shallow_clone) another handle to the same
+///   tensor, [`alias`](Tensor::alias) a view of all of it.
+/// - **Fallible twins** (return [`Error`](crate::Error) instead of
+///   panicking): [`try_from_vec`](Tensor::try_from_vec), [`try_view`](Tensor::try_view),
+///   [`try_reshape`](Tensor::try_reshape), [`try_narrow`](Tensor::try_narrow),
+///   [`try_select`](Tensor::try_select), [`try_matmul`](Tensor::try_matmul),
+///   [`try_add`](Tensor::try_add), [`try_sub`](Tensor::try_sub),
+///   [`try_mul`](Tensor::try_mul), [`try_div`](Tensor::try_div).
 pub struct Tensor<T: Element = f32> {
     pub(crate) storage: Arc<Storage<T>>,
     pub(crate) layout: Layout,
@@ -132,18 +182,6 @@ impl<T: Element> Tensor<T> {
     /// A 0-d tensor holding `v`.
     pub fn scalar(v: T) -> Self {
         Tensor::from_contiguous(vec![v], &[])
-    }
-
-    /// Copies an ndarray array into a new contiguous tensor.
-    pub fn from_ndarray(a: &ArrayD<T>) -> Self {
-        let shape = a.shape().to_vec();
-        Tensor::from_contiguous(a.iter().copied().collect(), &shape)
-    }
-
-    /// Copies the elements into a new ndarray array.
-    pub fn to_ndarray(&self) -> ArrayD<T> {
-        ArrayD::from_shape_vec(IxDyn(self.shape()), self.to_vec())
-            .expect("funcz: to_ndarray: shape and element count agree")
     }
 
     // ---- queries ----
@@ -301,29 +339,6 @@ pub(crate) fn array_view_mut<'a, T>(data: &'a mut [T], layout: &Layout) -> Array
     let tail = &mut data[layout.offset..layout.storage_end()];
     ArrayViewMutD::from_shape(shape.strides(strides), tail)
         .expect("funcz: internal: layout fits its storage and does not overlap")
-}
-
-impl<T: Element> From<ArrayD<T>> for Tensor<T> {
-    /// Takes an ndarray array's elements (in logical order).
-    fn from(a: ArrayD<T>) -> Self {
-        Tensor::from_ndarray(&a)
-    }
-}
-
-impl<T: Element> From<&Tensor<T>> for ArrayD<T> {
-    /// Copies a tensor's elements into an ndarray array.
-    ///
-    /// ```
-    /// use funcz_runtime::Tensor;
-    /// let t = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
-    /// let a: ndarray::ArrayD<f32> = (&t.t()).into();
-    /// assert_eq!(a.iter().copied().collect::<Vec<_>>(), vec![1.0, 3.0, 2.0, 4.0]);
-    /// let back: Tensor<f32> = a.into();
-    /// assert_eq!(back.shape(), &[2, 2]);
-    /// ```
-    fn from(t: &Tensor<T>) -> Self {
-        t.to_ndarray()
-    }
 }
 
 impl<T: Element> std::fmt::Debug for Tensor<T> {
