@@ -6,7 +6,11 @@
 //! Inputs may have different element types.
 
 use super::graph::{Graph, InputSpec};
-use super::record::{is_recording, start_recording, stop_recording};
+use super::meta::TensorMeta;
+use super::record::{
+    ConstantValues, is_recording, mark_known, observe, start_recording,
+    stop_recording_with_constants,
+};
 use crate::element::Element;
 use crate::tensor::{Tensor, TensorId};
 
@@ -18,11 +22,19 @@ pub trait TraceInput {
     fn is_list(&self) -> bool {
         false
     }
+    /// The shape and dtype of each tensor, as `input_ids` (empty if
+    /// unknown).
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        Vec::new()
+    }
 }
 
 impl<T: Element> TraceInput for Tensor<T> {
     fn input_ids(&self) -> Vec<TensorId> {
         vec![self.id()]
+    }
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        TensorMeta::of(self).into_iter().collect()
     }
 }
 
@@ -33,6 +45,10 @@ impl<T: Element> TraceInput for [Tensor<T>] {
     fn is_list(&self) -> bool {
         true
     }
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        let m: Vec<TensorMeta> = self.iter().filter_map(TensorMeta::of).collect();
+        if m.len() == self.len() { m } else { Vec::new() }
+    }
 }
 
 impl<T: Element> TraceInput for Vec<Tensor<T>> {
@@ -41,6 +57,9 @@ impl<T: Element> TraceInput for Vec<Tensor<T>> {
     }
     fn is_list(&self) -> bool {
         true
+    }
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        self.as_slice().input_metas()
     }
 }
 
@@ -51,6 +70,9 @@ impl<T: Element, const N: usize> TraceInput for [Tensor<T>; N] {
     fn is_list(&self) -> bool {
         true
     }
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        self.as_slice().input_metas()
+    }
 }
 
 impl<U: TraceInput + ?Sized> TraceInput for &U {
@@ -59,6 +81,9 @@ impl<U: TraceInput + ?Sized> TraceInput for &U {
     }
     fn is_list(&self) -> bool {
         (**self).is_list()
+    }
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        (**self).input_metas()
     }
 }
 
@@ -72,6 +97,8 @@ pub trait TraceOutput {
 
 impl<T: Element> TraceOutput for Tensor<T> {
     fn collect_ids(&self, out: &mut Vec<TensorId>) {
+        // A returned tensor no op made is a constant: keep its values.
+        observe(self);
         out.push(self.id());
     }
 }
@@ -161,7 +188,7 @@ struct RecordingGuard;
 impl Drop for RecordingGuard {
     fn drop(&mut self) {
         if is_recording() {
-            drop(stop_recording());
+            drop(stop_recording_with_constants());
         }
     }
 }
@@ -185,6 +212,7 @@ impl Drop for RecordingGuard {
 pub struct Tracer {
     name: String,
     inputs: Vec<InputSpec>,
+    constants: ConstantValues,
 }
 
 impl Tracer {
@@ -193,21 +221,36 @@ impl Tracer {
         Tracer {
             name: name.to_string(),
             inputs: Vec::new(),
+            constants: ConstantValues::new(),
         }
+    }
+
+    /// Records the current values of `t`, a tensor made outside the trace
+    /// that the traced code reads (a weight, a table): if it becomes a
+    /// constant of the graph, the graph carries these values, so the graph
+    /// can be exported (tensors passed to ops by reference are captured
+    /// automatically when first read; this is for the others).
+    pub fn capture<T: Element>(mut self, t: &Tensor<T>) -> Self {
+        if let (Some(m), Some(d)) = (TensorMeta::of(t), super::meta::TensorData::of(t)) {
+            self.constants.insert(t.id(), (m, d));
+        }
+        self
     }
 
     /// Adds an input named `name` (placeholder `name_1`).
     pub fn input(mut self, name: &str, value: &(impl TraceInput + ?Sized)) -> Self {
         let ids = value.input_ids();
-        self.inputs.push(if value.is_list() {
+        let spec = if value.is_list() {
             InputSpec::list(name, ids)
         } else {
             InputSpec {
                 name: name.to_string(),
                 ids,
                 list: false,
+                metas: Vec::new(),
             }
-        });
+        };
+        self.inputs.push(spec.with_metas(value.input_metas()));
         self
     }
 
@@ -217,13 +260,17 @@ impl Tracer {
     /// the panic propagates.
     pub fn run<R: TraceOutput>(self, f: impl FnOnce() -> R) -> (R, Graph) {
         start_recording();
+        mark_known(self.inputs.iter().flat_map(|s| s.ids.iter().copied()));
         let guard = RecordingGuard;
         let result = f();
-        let nodes = stop_recording();
-        drop(guard);
         let mut outputs = Vec::new();
         result.collect_ids(&mut outputs);
-        let graph = Graph::from_nodes(&self.name, &self.inputs, nodes, &outputs);
+        let (nodes, mut constants) = stop_recording_with_constants();
+        drop(guard);
+        for (id, v) in self.constants {
+            constants.entry(id).or_insert(v);
+        }
+        let graph = Graph::from_recording(&self.name, &self.inputs, nodes, &outputs, &constants);
         (result, graph)
     }
 }

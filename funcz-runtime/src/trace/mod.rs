@@ -15,17 +15,25 @@
 //! - [`Graph::from_nodes`] builds a graph from recorded [`Node`]s (pure
 //!   data), e.g. by hand.
 //! - `Display` prints it in the seed docs' style, one op per line, each
-//!   containing `aten::NAME(`; [`Graph::to_json`] and [`Graph::to_dot`]
-//!   export it.
+//!   containing `aten::NAME(`; `Graph::to_json` (feature `serde`) and
+//!   [`Graph::to_dot`] export it.
+//! - Every value carries its shape and dtype ([`TensorMeta`], see
+//!   [`Graph::meta`]); constants carry their values ([`TensorData`]).
 
 mod api;
 mod export;
 mod graph;
+mod meta;
 mod print;
 mod record;
+#[cfg(feature = "serde")]
+mod serde_impl;
 
 pub use api::{TraceInput, TraceOutput, Tracer, trace};
+#[cfg(feature = "serde")]
+pub use export::JsonError;
 pub use graph::{Constant, Graph, GraphNode, InputSpec, Placeholder, Ref, Value};
+pub use meta::{DType, TensorData, TensorMeta};
 pub use record::{
     Arg, Node, Outputs, ToArg, is_recording, start_recording, stop_recording, untraced,
 };
