@@ -433,6 +433,19 @@ impl Graph {
         }
     }
 
+    /// Gives the constants of this graph the shapes `other`'s constants with
+    /// the same ids have, where this graph has none.
+    pub(crate) fn copy_constant_metas_from(&mut self, other: &Graph) {
+        for c in &mut self.constants {
+            if c.meta.is_none()
+                && let Some(o) = other.constants.iter().find(|o| o.id == c.id)
+            {
+                c.meta = o.meta.clone();
+                c.data = c.data.take().or_else(|| o.data.clone());
+            }
+        }
+    }
+
     /// The graph's name (printed as `fn NAME(...)`).
     pub fn name(&self) -> &str {
         &self.name

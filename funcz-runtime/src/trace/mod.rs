@@ -21,7 +21,9 @@
 //!   [`Graph::meta`]); constants carry their values ([`TensorData`]).
 
 mod api;
+mod error;
 mod export;
+mod functionalize;
 mod graph;
 mod meta;
 mod print;
@@ -30,6 +32,8 @@ mod record;
 mod serde_impl;
 
 pub use api::{TraceInput, TraceOutput, Tracer, trace};
+pub use error::ExportError;
+pub use functionalize::Remove;
 #[cfg(feature = "serde")]
 pub use export::JsonError;
 pub use graph::{Constant, Graph, GraphNode, InputSpec, Placeholder, Ref, Value};
