@@ -46,7 +46,10 @@ impl fmt::Display for ExportError {
                  funcz_runtime::trace, or Tracer::capture a constant)"
             ),
             ExportError::BadArgs { op, node, expected } => {
-                write!(f, "funcz: export: aten::{op} (node `{node}`): expected {expected}")
+                write!(
+                    f,
+                    "funcz: export: aten::{op} (node `{node}`): expected {expected}"
+                )
             }
         }
     }

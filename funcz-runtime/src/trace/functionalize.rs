@@ -109,7 +109,10 @@ const VIEW_COPIES: &[(&str, &str)] = &[
 ];
 
 fn copy_name(view: &str) -> Option<&'static str> {
-    VIEW_COPIES.iter().find(|(v, _)| *v == view).map(|(_, c)| *c)
+    VIEW_COPIES
+        .iter()
+        .find(|(v, _)| *v == view)
+        .map(|(_, c)| *c)
 }
 
 /// The view op an in-place view op (`t_`, `transpose_`, ...) applies.
@@ -486,9 +489,7 @@ impl Pass<'_> {
             let new = match n.args.get(1) {
                 // copy_ of a value of the same shape and dtype: the new
                 // value is the source itself.
-                Some(Value::Tensor(src))
-                    if n.op == "copy_" && self.g.meta(src) == Some(&meta) =>
-                {
+                Some(Value::Tensor(src)) if n.op == "copy_" && self.g.meta(src) == Some(&meta) => {
                     self.read(src)
                 }
                 _ => {
@@ -545,10 +546,8 @@ impl Pass<'_> {
             a
         };
         let rest = n.args[1..].to_vec();
-        let view_op: Option<&'static str> = VIEW_COPIES
-            .iter()
-            .map(|(v, _)| *v)
-            .find(|v| *v == n.op);
+        let view_op: Option<&'static str> =
+            VIEW_COPIES.iter().map(|(v, _)| *v).find(|v| *v == n.op);
         if let Some(op) = view_op {
             let meta = self.node_meta(n, 0)?;
             return Ok(Some(vec![extend(Step {

@@ -26,6 +26,8 @@ mod export;
 mod functionalize;
 mod graph;
 mod meta;
+#[cfg(feature = "onnx")]
+pub mod onnx;
 mod print;
 mod record;
 #[cfg(feature = "serde")]
@@ -33,11 +35,13 @@ mod serde_impl;
 
 pub use api::{TraceInput, TraceOutput, Tracer, trace};
 pub use error::ExportError;
-pub use functionalize::Remove;
 #[cfg(feature = "serde")]
 pub use export::JsonError;
+pub use functionalize::Remove;
 pub use graph::{Constant, Graph, GraphNode, InputSpec, Placeholder, Ref, Value};
 pub use meta::{DType, TensorData, TensorMeta};
+#[cfg(feature = "onnx")]
+pub use onnx::{InputUpdate, OnnxModel, OnnxValue, has_onnx_mapping, onnx_ops};
 pub use record::{
     Arg, Node, Outputs, ToArg, is_recording, start_recording, stop_recording, untraced,
 };
