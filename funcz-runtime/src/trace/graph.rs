@@ -349,6 +349,34 @@ impl Resolver<'_> {
     }
 }
 
+/// A `*_scatter` recorded without its output's shape (the in-place form
+/// returns a renamed base) has the shape and dtype of its base.
+fn fill_scatter_meta(
+    placeholders: &[Placeholder],
+    nodes: &mut [GraphNode],
+    constants: &[Constant],
+) {
+    let Some((last, before)) = nodes.split_last_mut() else {
+        return;
+    };
+    if !last.metas.is_empty() || !last.op.ends_with("_scatter") || last.outputs.len() != 1 {
+        return;
+    }
+    let meta = match last.args.first() {
+        Some(Value::Tensor(Ref::Input { input, index })) => placeholders
+            .get(*input)
+            .and_then(|p| p.metas.get(index.unwrap_or(0))),
+        Some(Value::Tensor(Ref::Node { node, index })) => before
+            .get(*node)
+            .and_then(|n| n.metas.get(index.unwrap_or(0))),
+        Some(Value::Tensor(Ref::Constant(i))) => constants.get(*i).and_then(|c| c.meta.as_ref()),
+        _ => None,
+    };
+    if let Some(m) = meta {
+        last.metas = vec![m.clone()];
+    }
+}
+
 impl Graph {
     /// Builds a graph from recorded nodes (pure data).
     ///
@@ -418,6 +446,7 @@ impl Graph {
                 res.env.insert(id, gnode.output_ref(at, i));
             }
             gnodes.push(gnode);
+            fill_scatter_meta(&placeholders, &mut gnodes, &res.constants);
         }
         let end = gnodes.len();
         let outputs = outputs

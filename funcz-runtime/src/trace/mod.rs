@@ -33,7 +33,7 @@ mod record;
 #[cfg(feature = "serde")]
 mod serde_impl;
 
-pub use api::{TraceInput, TraceOutput, Tracer, trace};
+pub use api::{ExampleValue, Probe, TraceInput, TraceOutput, TracedRun, Tracer, trace};
 pub use error::ExportError;
 #[cfg(feature = "serde")]
 pub use export::JsonError;

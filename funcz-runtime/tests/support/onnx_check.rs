@@ -7,7 +7,8 @@
 #![allow(dead_code)]
 
 use funcz_runtime::trace::{
-    Graph, OnnxModel, TensorData, TensorMeta, TraceInput, TraceOutput, Tracer,
+    ExampleValue, Graph, OnnxModel, TensorData, TensorMeta, TraceInput, TraceOutput, TracedRun,
+    Tracer,
 };
 use funcz_runtime::{Element, Tensor};
 use tract_onnx::prelude::{TValue, Tensor as TTensor};
@@ -220,54 +221,46 @@ pub fn check_model(graph: &Graph, before: &[Val], after: &[Val], results: &[Val]
     }
 }
 
-/// A second handle of the same tensors (`shallow_clone`, no copy).
-pub trait Share: Probe {
-    fn share(&self) -> Self;
+/// Values of a traced run as [`Val`]s.
+pub fn vals(v: &[ExampleValue]) -> Vec<Val> {
+    v.iter()
+        .map(|e| Val {
+            shape: e.meta.shape.clone(),
+            data: e.data.clone(),
+        })
+        .collect()
 }
 
-impl<T: Element> Share for Tensor<T> {
-    fn share(&self) -> Self {
-        self.shallow_clone()
-    }
+/// Checks the exported model of a traced run against its example values.
+pub fn check_run(run: &TracedRun) -> Checked {
+    check_model(
+        &run.graph,
+        &vals(&run.inputs),
+        &vals(&run.inputs_after),
+        &vals(&run.outputs),
+    )
 }
 
-impl<T: Element> Share for Vec<Tensor<T>> {
-    fn share(&self) -> Self {
-        self.iter().map(Tensor::shallow_clone).collect()
-    }
-}
-
-/// A trace with named inputs whose values are probed before and after.
+/// A trace checked in tract: `Check::new(name).input(..).run(f)`.
 pub struct Check {
     tracer: Tracer,
-    probes: Vec<Box<dyn Fn() -> Vec<Val>>>,
 }
 
 impl Check {
     pub fn new(name: &str) -> Self {
         Check {
-            tracer: Tracer::new(name),
-            probes: Vec::new(),
+            tracer: Tracer::new(name).with_examples(),
         }
     }
 
-    /// An input: `value` is probed through a second handle of it.
-    pub fn input<P>(mut self, name: &str, value: &P) -> Self
-    where
-        P: TraceInput + Share + 'static,
-    {
+    pub fn input(mut self, name: &str, value: &(impl TraceInput + ?Sized)) -> Self {
         self.tracer = self.tracer.input(name, value);
-        let v = value.share();
-        self.probes.push(Box::new(move || vals_of(&v)));
         self
     }
 
     /// Traces `f` eagerly and checks the exported model against it.
-    pub fn run<R: TraceOutput + Probe>(self, f: impl FnOnce() -> R) -> Checked {
-        let before: Vec<Val> = self.probes.iter().flat_map(|p| p()).collect();
-        let (r, graph) = self.tracer.run(f);
-        let after: Vec<Val> = self.probes.iter().flat_map(|p| p()).collect();
-        let results = vals_of(&r);
-        check_model(&graph, &before, &after, &results)
+    pub fn run<R: TraceOutput>(self, f: impl FnOnce() -> R) -> Checked {
+        let (_, run) = self.tracer.run_example(f);
+        check_run(&run)
     }
 }
