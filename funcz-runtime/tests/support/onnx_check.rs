@@ -169,6 +169,78 @@ pub fn assert_close(what: &str, got: &Val, want: &Val) {
     }
 }
 
+/// If `FUNCZ_ONNX_OUT` names a directory, writes the model there with the
+/// values an engine must reproduce (`{name}-{pid}-{n}.onnx` and `.json`:
+/// inputs, and the expected value of every output), for
+/// `scripts/check_onnxruntime.py`.
+fn save_for_other_engines(model: &OnnxModel, before: &[Val], after: &[Val], results: &[Val]) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let Some(dir) = std::env::var_os("FUNCZ_ONNX_OUT") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let safe: String = model
+        .graph
+        .name()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let stem = dir.join(format!("{safe}-{}-{n}", std::process::id()));
+    let json_val = |name: &str, v: &Val| {
+        let data: Vec<String> = v
+            .data
+            .to_f64()
+            .iter()
+            .map(|x| {
+                if x.is_finite() {
+                    format!("{x:?}")
+                } else {
+                    format!("\"{x}\"")
+                }
+            })
+            .collect();
+        let dtype = match &v.data {
+            TensorData::Float32(_) => "float32",
+            TensorData::Float64(_) => "float64",
+            TensorData::Int64(_) => "int64",
+            TensorData::Bool(_) => "bool",
+        };
+        format!(
+            "{{\"name\":\"{name}\",\"dtype\":\"{dtype}\",\"shape\":{:?},\"data\":[{}]}}",
+            v.shape,
+            data.join(",")
+        )
+    };
+    let inputs: Vec<String> = model
+        .inputs
+        .iter()
+        .zip(before)
+        .map(|(i, v)| json_val(&i.name, v))
+        .collect();
+    let n_updates = model.input_updates.len();
+    let mut outputs = Vec::new();
+    for (k, o) in model.outputs.iter().enumerate() {
+        let want = if k < n_updates {
+            let input = &model.input_updates[k].input;
+            let i = model.inputs.iter().position(|x| &x.name == input).unwrap();
+            &after[i]
+        } else {
+            &results[k - n_updates]
+        };
+        outputs.push(json_val(&o.name, want));
+    }
+    let json = format!(
+        "{{\"inputs\":[{}],\"outputs\":[{}]}}",
+        inputs.join(","),
+        outputs.join(",")
+    );
+    std::fs::write(stem.with_extension("onnx"), &model.bytes).unwrap();
+    std::fs::write(stem.with_extension("json"), json).unwrap();
+}
+
 /// The result of one check.
 pub struct Checked {
     pub graph: Graph,
@@ -183,6 +255,7 @@ pub fn check_model(graph: &Graph, before: &[Val], after: &[Val], results: &[Val]
     let model = graph
         .export_onnx()
         .unwrap_or_else(|e| panic!("{e}\n{graph}"));
+    save_for_other_engines(&model, before, after, results);
     let outs = run_tract(&model, before);
     let n_updates = model.input_updates.len();
     assert_eq!(outs.len(), n_updates + results.len(), "{}", model.graph);
