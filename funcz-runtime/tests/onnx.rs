@@ -288,3 +288,28 @@ fn every_op_of_the_op_table_has_a_mapping() {
     }
     assert!(missing.is_empty(), "ops with no ONNX mapping: {missing:?}");
 }
+
+/// The example of `docs/shipping.md`.
+#[test]
+fn shipping_doc_example() -> Result<(), ExportError> {
+    fn step(cache: &Tensor, key: &Tensor, pos: usize) -> Tensor {
+        cache.narrow(0, pos, 1).copy_(key);
+        cache.narrow(0, 0, pos + 1).sum_dim(0, false)
+    }
+    let cache = Tensor::<f32>::zeros(&[8, 4]);
+    let key = Tensor::<f32>::ones(&[1, 4]);
+    let (_, graph) = Tracer::new("step")
+        .input("cache", &cache)
+        .input("key", &key)
+        .run(|| step(&cache, &key, 3));
+    let pure = graph.functionalize(Remove::MutationsAndViews)?;
+    assert!(pure.is_functional() && pure.is_view_free());
+    assert_eq!(
+        pure.ops(),
+        vec!["slice_scatter", "slice_copy", "sum", "copy_"]
+    );
+    let model = graph.export_onnx()?;
+    assert_eq!(model.output_names(), ["cache_1_updated", "output_0"]);
+    assert_eq!(model.update_of("cache_1"), Some(0));
+    Ok(())
+}
