@@ -102,6 +102,10 @@ fn to_tract(v: &Val) -> TValue {
 fn from_tract(t: &TTensor, meta: &TensorMeta) -> Val {
     use funcz_runtime::trace::DType;
     fn read<D: tract_onnx::prelude::Datum + Copy>(t: &TTensor) -> Vec<D> {
+        // tract may hand integer results back as symbolic dims (TDim).
+        let t = t
+            .cast_to::<D>()
+            .unwrap_or_else(|e| panic!("tract output of an unexpected type: {e:?}"));
         t.to_plain_array_view::<D>()
             .unwrap_or_else(|e| panic!("tract output of an unexpected type: {e:?}"))
             .iter()
