@@ -73,6 +73,16 @@ fn integer_and_double_tensors() {
 }
 
 #[test]
+fn int32_tensors() {
+    let n = Tensor::<i32>::from_vec(vec![3, -7, 12, 5, 0, 9], &[3, 2]);
+    Check::new("i32").input("n", &n).run(|| {
+        let v = n.t();
+        v.mul_(3);
+        (n.add(1).sum_dim(1, false), v.neg())
+    });
+}
+
+#[test]
 fn reductions_and_matmul() {
     let a = f32s(24, &[2, 3, 4]);
     let w = f32s(20, &[4, 5]);

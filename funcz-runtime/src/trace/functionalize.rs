@@ -40,6 +40,7 @@
 //! ```
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use super::error::ExportError;
 use super::graph::{Graph, GraphNode, InputSpec, Ref, Value, is_mutation_op};
@@ -70,13 +71,43 @@ struct Step {
     args: Vec<Value>,
     /// The shape and dtype it produces.
     meta: TensorMeta,
+    /// Unique per step made: a step is appended to one chain only, so its
+    /// id names the whole chain prefix ending with it.
+    id: usize,
+}
+
+/// One link of a view chain, sharing its prefix with the chains it was
+/// extended from (a persistent list: extending is O(1)).
+#[derive(Debug)]
+struct Link {
+    step: Step,
+    parent: Option<Rc<Link>>,
 }
 
 /// A value: a storage and the view steps from the storage's value to it.
 #[derive(Clone, Debug)]
 struct Alias {
     storage: usize,
-    chain: Vec<Step>,
+    chain: Option<Rc<Link>>,
+}
+
+impl Alias {
+    /// The chain's links, outermost (applied first) first.
+    fn links(&self) -> Vec<Rc<Link>> {
+        let mut out = Vec::new();
+        let mut cur = self.chain.clone();
+        while let Some(l) = cur {
+            cur = l.parent.clone();
+            out.push(l);
+        }
+        out.reverse();
+        out
+    }
+
+    fn push(&mut self, step: Step) {
+        let parent = self.chain.take();
+        self.chain = Some(Rc::new(Link { step, parent }));
+    }
 }
 
 /// A storage: its current functional value.
@@ -133,12 +164,18 @@ struct Pass<'g> {
     next_id: TensorId,
     stores: Vec<Storage>,
     alias: HashMap<Ref, Alias>,
-    /// Materialized chain prefixes: (storage, version, prefix length) of a
-    /// given alias chain, keyed by its debug form.
-    cache: HashMap<(usize, u64, String), TensorId>,
+    /// Materialized chain prefixes: (storage, version, id of the prefix's
+    /// last step).
+    cache: HashMap<(usize, u64, usize), TensorId>,
+    next_step: usize,
 }
 
 impl Pass<'_> {
+    fn step_id(&mut self) -> usize {
+        self.next_step += 1;
+        self.next_step
+    }
+
     fn fresh(&mut self) -> TensorId {
         self.next_id += 1;
         self.next_id
@@ -182,7 +219,7 @@ impl Pass<'_> {
         });
         Alias {
             storage: self.stores.len() - 1,
-            chain: Vec::new(),
+            chain: None,
         }
     }
 
@@ -198,19 +235,22 @@ impl Pass<'_> {
     }
 
     /// The value of the chain prefix `chain[..len]` of storage `s`.
-    fn prefix_value(&mut self, s: usize, chain: &[Step], len: usize) -> TensorId {
-        let mut cur = self.stores[s].value;
+    fn prefix_value(&mut self, s: usize, chain: &[Rc<Link>], len: usize) -> TensorId {
         let version = self.stores[s].version;
-        for i in 0..len {
-            let key = (s, version, format!("{:?}", &chain[..=i]));
-            cur = match self.cache.get(&key) {
-                Some(&id) => id,
-                None => {
-                    let id = self.emit_view(&chain[i], cur);
-                    self.cache.insert(key, id);
-                    id
-                }
-            };
+        // Resume from the longest prefix already materialized.
+        let mut start = len;
+        let mut cur = self.stores[s].value;
+        while start > 0 {
+            if let Some(&id) = self.cache.get(&(s, version, chain[start - 1].step.id)) {
+                cur = id;
+                break;
+            }
+            start -= 1;
+        }
+        for link in &chain[start..len] {
+            let id = self.emit_view(&link.step, cur);
+            self.cache.insert((s, version, link.step.id), id);
+            cur = id;
         }
         cur
     }
@@ -218,7 +258,15 @@ impl Pass<'_> {
     /// The current value of `r` (its alias regenerated from its base).
     fn read(&mut self, r: &Ref) -> TensorId {
         let a = self.alias[r].clone();
-        self.prefix_value(a.storage, &a.chain, a.chain.len())
+        let Some(last) = &a.chain else {
+            return self.stores[a.storage].value;
+        };
+        let version = self.stores[a.storage].version;
+        if let Some(&id) = self.cache.get(&(a.storage, version, last.step.id)) {
+            return id;
+        }
+        let links = a.links();
+        self.prefix_value(a.storage, &links, links.len())
     }
 
     fn arg(&mut self, v: &Value) -> Arg {
@@ -234,19 +282,25 @@ impl Pass<'_> {
     fn write(&mut self, n: &GraphNode, r: &Ref, new: TensorId) -> Result<(), ExportError> {
         let a = self.alias[r].clone();
         let s = a.storage;
-        let k = a.chain.len();
+        let links = a.links();
+        let k = links.len();
+        // The parent of the innermost step; the outer parents come from
+        // the cache filled on the way.
         let mut parents = Vec::with_capacity(k);
+        if k > 0 {
+            self.prefix_value(s, &links, k - 1);
+        }
         for i in 0..k {
-            parents.push(self.prefix_value(s, &a.chain, i));
+            parents.push(self.prefix_value(s, &links, i));
         }
         let mut cur = new;
         for i in (0..k).rev() {
             let parent_meta = if i == 0 {
                 self.stores[s].meta.clone()
             } else {
-                a.chain[i - 1].meta.clone()
+                links[i - 1].step.meta.clone()
             };
-            cur = self.scatter(n, &a.chain[i], parents[i], parent_meta, cur)?;
+            cur = self.scatter(n, &links[i].step, parents[i], parent_meta, cur)?;
         }
         let st = &mut self.stores[s];
         st.value = cur;
@@ -370,9 +424,8 @@ impl Pass<'_> {
                     index: p.list.then_some(e),
                 };
                 let meta = self.meta_of(&r)?;
-                let mut a = self.new_storage(id, meta);
+                let a = self.new_storage(id, meta);
                 self.stores[a.storage].input = Some((pi, e));
-                a.chain.clear();
                 self.alias.insert(r, a);
             }
         }
@@ -442,19 +495,20 @@ impl Pass<'_> {
                 op: view,
                 args: n.args[1..].to_vec(),
                 meta,
+                id: self.step_id(),
             };
             let mut a = self.alias[&recv].clone();
             if view == "as_strided" {
-                a.chain.clear();
+                a.chain = None;
             }
-            a.chain.push(step);
+            a.push(step);
             self.alias.insert(out_ref(0), a);
             return Ok(());
         }
         if n.op == "resize_" {
             let recv = recv.ok_or_else(|| bad(n, "a tensor receiver"))?;
             let a = self.alias[&recv].clone();
-            if !a.chain.is_empty() {
+            if a.chain.is_some() {
                 return Err(ExportError::UnsupportedOp {
                     op: n.op.to_string(),
                     node: n.name.clone(),
@@ -540,9 +594,9 @@ impl Pass<'_> {
         let extend = |step: Step| {
             let mut a = base.clone();
             if step.op == "as_strided" {
-                a.chain.clear();
+                a.chain = None;
             }
-            a.chain.push(step);
+            a.push(step);
             a
         };
         let rest = n.args[1..].to_vec();
@@ -554,14 +608,15 @@ impl Pass<'_> {
                 op,
                 args: rest,
                 meta,
+                id: self.step_id(),
             })]));
         }
         match n.op {
             "contiguous" => {
                 // An alias when its input is already contiguous, else a copy.
-                let contiguous = base.chain.iter().all(|s| {
+                let contiguous = base.links().iter().all(|l| {
                     matches!(
-                        s.op,
+                        l.step.op,
                         "view" | "_unsafe_view" | "squeeze" | "unsqueeze" | "alias" | "detach"
                     )
                 });
@@ -571,6 +626,7 @@ impl Pass<'_> {
                         op: "alias",
                         args: vec![],
                         meta,
+                        id: self.step_id(),
                     })]));
                 }
                 Ok(None)
@@ -596,6 +652,7 @@ impl Pass<'_> {
                                     Value::Int(1),
                                 ],
                                 meta: self.node_meta(n, i)?,
+                                id: self.step_id(),
                             }));
                         }
                     }
@@ -605,6 +662,7 @@ impl Pass<'_> {
                                 op: "select",
                                 args: vec![Value::Int(norm(*dim)), Value::Int(i as i64)],
                                 meta: self.node_meta(n, i)?,
+                                id: self.step_id(),
                             }));
                         }
                     }
@@ -708,6 +766,7 @@ impl Graph {
             stores: Vec::new(),
             alias: HashMap::new(),
             cache: HashMap::new(),
+            next_step: 0,
         }
         .run()
     }

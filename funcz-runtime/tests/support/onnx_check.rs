@@ -88,12 +88,18 @@ pub fn vals_of(p: &(impl Probe + ?Sized)) -> Vec<Val> {
     v
 }
 
-fn to_tract(v: &Val) -> TValue {
-    let t: TTensor = match &v.data {
-        TensorData::Float32(d) => TTensor::from_shape(&v.shape, d).unwrap(),
-        TensorData::Float64(d) => TTensor::from_shape(&v.shape, d).unwrap(),
-        TensorData::Int64(d) => TTensor::from_shape(&v.shape, d).unwrap(),
-        TensorData::Bool(d) => TTensor::from_shape(&v.shape, d).unwrap(),
+/// `v` as a tract tensor of the model input's dtype `dtype`.
+fn to_tract(v: &Val, dtype: funcz_runtime::trace::DType) -> TValue {
+    use funcz_runtime::trace::DType;
+    let t: TTensor = match (&v.data, dtype) {
+        (TensorData::Float32(d), _) => TTensor::from_shape(&v.shape, d).unwrap(),
+        (TensorData::Float64(d), _) => TTensor::from_shape(&v.shape, d).unwrap(),
+        (TensorData::Int64(d), DType::Int32) => {
+            let d: Vec<i32> = d.iter().map(|&x| x as i32).collect();
+            TTensor::from_shape(&v.shape, &d).unwrap()
+        }
+        (TensorData::Int64(d), _) => TTensor::from_shape(&v.shape, d).unwrap(),
+        (TensorData::Bool(d), _) => TTensor::from_shape(&v.shape, d).unwrap(),
     };
     use tract_onnx::prelude::IntoTValue;
     t.into_tvalue()
@@ -140,7 +146,11 @@ pub fn run_tract(model: &OnnxModel, inputs: &[Val]) -> Vec<Val> {
         .unwrap_or_else(|e| panic!("tract cannot optimize the model: {e:?}\n{}", model.graph))
         .into_runnable()
         .unwrap_or_else(|e| panic!("tract cannot plan the model: {e:?}\n{}", model.graph));
-    let ins: TVec<TValue> = inputs.iter().map(to_tract).collect();
+    let ins: TVec<TValue> = inputs
+        .iter()
+        .zip(&model.inputs)
+        .map(|(v, i)| to_tract(v, i.meta.dtype))
+        .collect();
     let outs = plan
         .run(ins)
         .unwrap_or_else(|e| panic!("tract cannot run the model: {e:?}\n{}", model.graph));
