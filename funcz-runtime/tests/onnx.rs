@@ -323,3 +323,32 @@ fn shipping_doc_example() -> Result<(), ExportError> {
     assert_eq!(model.update_of("cache_1"), Some(0));
     Ok(())
 }
+
+#[test]
+fn host_reads_are_noted_in_the_models_doc_string() {
+    use funcz_runtime::trace::note_host_read;
+    let a = f32s(4, &[4]);
+    let (_, g) = Tracer::new("branchy").input("a", &a).run(|| {
+        // A program branching on a tensor value; the host read is noted
+        // (the runtime's readers call note_host_read).
+        note_host_read("to_vec");
+        if a.sum().to_vec()[0] > 0.0 {
+            a.mul(2.0)
+        } else {
+            a.neg()
+        }
+    });
+    assert_eq!(g.host_reads(), ["to_vec"]);
+    let m = g.export_onnx().unwrap();
+    assert!(
+        m.doc_string
+            .contains("WARNING: the traced code read tensor values on the host (to_vec)"),
+        "{}",
+        m.doc_string
+    );
+    assert_eq!(m.graph.host_reads(), ["to_vec"]);
+    // A trace with no host read says so too.
+    let (_, g) = Tracer::new("plain").input("a", &a).run(|| a.mul(2.0));
+    let m = g.export_onnx().unwrap();
+    assert!(m.doc_string.contains("read no tensor value on the host"));
+}

@@ -457,12 +457,15 @@ impl Tracer {
         let result = f();
         let mut outputs = Vec::new();
         result.collect_ids(&mut outputs);
+        let reads = super::record::take_host_reads();
         let (nodes, mut constants) = stop_recording_with_constants();
         drop(guard);
         for (id, v) in self.constants {
             constants.entry(id).or_insert(v);
         }
-        let graph = Graph::from_recording(&self.name, &self.inputs, nodes, &outputs, &constants);
+        let mut graph =
+            Graph::from_recording(&self.name, &self.inputs, nodes, &outputs, &constants);
+        graph.set_host_reads(reads.iter().map(|s| s.to_string()).collect());
         (result, graph)
     }
 }

@@ -477,6 +477,7 @@ impl Pass<'_> {
         }
         let mut out = Graph::from_recording(g.name(), &inputs, nodes, &outputs, &values);
         out.copy_constant_metas_from(g);
+        out.set_host_reads(g.host_reads().to_vec());
         Ok(out)
     }
 

@@ -231,6 +231,10 @@ pub struct Graph {
     nodes: Vec<GraphNode>,
     constants: Vec<Constant>,
     outputs: Vec<Ref>,
+    /// Host reads of tensor values the traced code made (see
+    /// [`note_host_read`](super::note_host_read)).
+    #[cfg_attr(feature = "serde", serde(default))]
+    host_reads: Vec<String>,
 }
 
 /// FX-style name allocation: `add`, `add_1`, `add_2`; a candidate ending
@@ -459,7 +463,20 @@ impl Graph {
             nodes: gnodes,
             constants: res.constants,
             outputs,
+            host_reads: Vec::new(),
         }
+    }
+
+    /// The host reads of tensor values the traced code made (`to_vec`,
+    /// `item`, ...), in order: if not empty, the program's control flow
+    /// may depend on tensor values, and the graph holds for the path the
+    /// trace took.
+    pub fn host_reads(&self) -> &[String] {
+        &self.host_reads
+    }
+
+    pub(crate) fn set_host_reads(&mut self, reads: Vec<String>) {
+        self.host_reads = reads;
     }
 
     /// Gives the constants of this graph the shapes `other`'s constants with

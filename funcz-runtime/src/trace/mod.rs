@@ -43,6 +43,7 @@ pub use meta::{DType, TensorData, TensorMeta};
 #[cfg(feature = "onnx")]
 pub use onnx::{InputUpdate, OnnxModel, OnnxValue, has_onnx_mapping, onnx_ops};
 pub use record::{
-    Arg, Node, Outputs, ToArg, is_recording, start_recording, stop_recording, untraced,
+    Arg, Node, Outputs, ToArg, is_recording, note_host_read, start_recording, stop_recording,
+    untraced,
 };
 pub(crate) use record::{op, record_as_functional};

@@ -84,6 +84,29 @@ thread_local! {
     static KNOWN: RefCell<HashSet<TensorId>> = RefCell::new(HashSet::new());
     /// Snapshots of the other tensors seen as arguments (constants).
     static CONSTS: RefCell<ConstantValues> = RefCell::new(HashMap::new());
+    /// Host reads of tensor values made by the traced code.
+    static HOST_READS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Notes that the traced code read tensor values on the host (`to_vec`,
+/// `item`, `equal`, ...): its control flow may depend on them, so a graph
+/// recorded from it holds for the path taken (the exported model says so).
+/// Reads made inside ops or `untraced` are not noted.
+///
+/// ```
+/// use funcz_runtime::trace::{Tracer, note_host_read};
+/// let (_, g) = Tracer::new("f").run(|| note_host_read("item"));
+/// assert_eq!(g.host_reads(), ["item"]);
+/// ```
+pub fn note_host_read(what: &'static str) {
+    if is_recording() && DEPTH.with(|d| d.get()) == 0 {
+        HOST_READS.with(|r| r.borrow_mut().push(what));
+    }
+}
+
+/// The host reads noted since recording started.
+pub(crate) fn take_host_reads() -> Vec<&'static str> {
+    HOST_READS.with(|r| std::mem::take(&mut *r.borrow_mut()))
 }
 
 /// Values that a recorded op can return.
@@ -192,7 +215,8 @@ pub(crate) fn observe<T: Element>(t: &Tensor<T>) {
     {
         return;
     }
-    if let (Some(m), Some(d)) = (TensorMeta::of(t), TensorData::of(t)) {
+    // Reading the constant's values is the recorder's, not the program's.
+    if let (Some(m), Some(d)) = (TensorMeta::of(t), untraced(|| TensorData::of(t))) {
         CONSTS.with(|c| c.borrow_mut().insert(t.id, (m, d)));
     }
 }
@@ -251,6 +275,7 @@ pub fn start_recording() {
     NODES.with(|n| n.borrow_mut().clear());
     KNOWN.with(|k| k.borrow_mut().clear());
     CONSTS.with(|c| c.borrow_mut().clear());
+    HOST_READS.with(|r| r.borrow_mut().clear());
     DEPTH.with(|d| d.set(0));
     ACTIVE.with(|a| a.set(true));
 }

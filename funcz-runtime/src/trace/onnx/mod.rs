@@ -77,6 +77,8 @@ pub struct OnnxModel {
     pub input_updates: Vec<InputUpdate>,
     /// The functional graph that was exported.
     pub graph: Graph,
+    /// The model's doc string (what was traced, host reads, input updates).
+    pub doc_string: String,
 }
 
 impl OnnxModel {
@@ -330,16 +332,32 @@ impl Graph {
             key: "funcz.graph".into(),
             value: g.to_string(),
         }];
+        if !g.host_reads().is_empty() {
+            metadata_props.push(StringStringEntryProto {
+                key: "funcz.host_reads".into(),
+                value: g.host_reads().join(", "),
+            });
+        }
         for u in &input_updates {
             metadata_props.push(StringStringEntryProto {
                 key: format!("funcz.input_update.{}", u.output),
                 value: u.input.clone(),
             });
         }
+        let reads = if g.host_reads().is_empty() {
+            "The traced code read no tensor value on the host.".to_string()
+        } else {
+            format!(
+                "WARNING: the traced code read tensor values on the host ({}): its control \
+                 flow may depend on them, and this model is valid only for inputs that take \
+                 the same path.",
+                g.host_reads().join(", ")
+            )
+        };
         let doc = format!(
             "Exported by funcz from the traced function `{}`. The trace recorded one path \
              through the program's control flow (as make_fx does): branches and loop counts \
-             that depend on tensor values are fixed to the ones taken while tracing. \
+             that depend on tensor values are fixed to the ones taken while tracing. {reads} \
              Mutated inputs are returned as extra outputs (torch.export's convention): {}.",
             g.name(),
             if input_updates.is_empty() {
@@ -380,7 +398,9 @@ impl Graph {
             }],
             metadata_props,
         };
+        let doc_string = model.doc_string.clone();
         Ok(OnnxModel {
+            doc_string,
             bytes: model.encode_to_vec(),
             inputs,
             outputs,
