@@ -136,27 +136,18 @@ pub(crate) fn tensor_proto(
 ) -> TensorProto {
     let mut raw = Vec::new();
     match (dtype, data) {
-        (DType::Float32, d) => {
-            for x in d.to_f64() {
-                raw.extend_from_slice(&(x as f32).to_le_bytes());
-            }
-            if let TensorData::Float32(v) = d {
-                raw.clear();
-                for x in v {
-                    raw.extend_from_slice(&x.to_le_bytes());
-                }
-            }
-        }
-        (DType::Float64, d) => {
-            for x in d.to_f64() {
-                raw.extend_from_slice(&x.to_le_bytes());
-            }
-        }
-        (DType::Bool, d) => {
-            for x in d.to_f64() {
-                raw.push((x != 0.0) as u8);
-            }
-        }
+        (DType::Float32, TensorData::Float32(v)) => v
+            .iter()
+            .for_each(|x| raw.extend_from_slice(&x.to_le_bytes())),
+        (DType::Float32, d) => d
+            .to_f64()
+            .iter()
+            .for_each(|&x| raw.extend_from_slice(&(x as f32).to_le_bytes())),
+        (DType::Float64, d) => d
+            .to_f64()
+            .iter()
+            .for_each(|x| raw.extend_from_slice(&x.to_le_bytes())),
+        (DType::Bool, d) => d.to_f64().iter().for_each(|&x| raw.push((x != 0.0) as u8)),
         (int, d) => {
             let ints: Vec<i64> = match d {
                 TensorData::Int64(v) => v.clone(),
