@@ -3,15 +3,13 @@
 //! ops is tested inside the crate, `trace/api.rs`.)
 
 use funcz_runtime::Tensor;
-use funcz_runtime::trace::{Arg, Graph, InputSpec, Node, Ref, Tracer, Value, is_recording, trace};
+use funcz_runtime::trace::{
+    Arg, DType, Graph, InputSpec, Node, Ref, TensorData, TensorMeta, Tracer, Value, is_recording,
+    trace,
+};
 
 fn node(op: &'static str, args: Vec<Arg>, out: u64) -> Node {
-    Node {
-        op,
-        args,
-        outputs: vec![out],
-        list: false,
-    }
+    Node::new(op, args, out)
 }
 
 fn list_node(op: &'static str, args: Vec<Arg>, outs: Vec<u64>) -> Node {
@@ -20,6 +18,7 @@ fn list_node(op: &'static str, args: Vec<Arg>, outs: Vec<u64>) -> Node {
         args,
         outputs: outs,
         list: true,
+        metas: Vec::new(),
     }
 }
 
@@ -497,274 +496,181 @@ fn trace_api_records_inputs_of_several_types_without_ops() {
     );
 }
 
+// ---------------------------------------------------------------- shapes
+
+#[test]
+fn traced_graphs_carry_shapes_and_dtypes_of_every_value() {
+    let a = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let n = Tensor::<i64>::from_vec(vec![7, 8], &[2]);
+    let w = Tensor::<f32>::from_vec(vec![0.5, 0.25, 0.125], &[3]);
+    let (_, g) = Tracer::new("f").input("a", &a).input("n", &n).run(|| {
+        let b = a.mul(&w); // w: a constant read by reference
+        let parts = b.split(1, 0);
+        let t = parts[1].t();
+        (t.sum_dim(0, true), n.add(1i64))
+    });
+    let f32m = |s: &[usize]| TensorMeta::new(s, DType::Float32);
+    assert_eq!(g.placeholders()[0].metas, vec![f32m(&[2, 3])]);
+    assert_eq!(
+        g.placeholders()[1].metas,
+        vec![TensorMeta::new(&[2], DType::Int64)]
+    );
+    assert_eq!(g.ops(), vec!["mul", "split", "t", "sum", "add"]);
+    assert_eq!(
+        g.node("split").unwrap().metas,
+        vec![f32m(&[1, 3]), f32m(&[1, 3])]
+    );
+    assert_eq!(g.node("t").unwrap().metas, vec![f32m(&[3, 1])]);
+    assert_eq!(g.meta(&g.outputs()[0]), Some(&f32m(&[1, 1])));
+    assert_eq!(
+        g.meta(&g.outputs()[1]),
+        Some(&TensorMeta::new(&[2], DType::Int64))
+    );
+    // Every value of the graph has its shape: inputs, outputs, constants.
+    for n in g.nodes() {
+        assert_eq!(n.metas.len(), n.outputs.len(), "{}", n.name);
+        for r in n.input_refs() {
+            assert!(g.meta(&r).is_some(), "{} reads {r:?}", n.name);
+        }
+    }
+}
+
+#[test]
+fn constants_carry_their_values_from_before_the_op_that_mutates_them() {
+    let a = Tensor::<f64>::from_vec(vec![1.0, 2.0], &[2]);
+    let k = Tensor::<f64>::from_vec(vec![10.0, 20.0], &[2]);
+    let k2 = Tensor::<f64>::from_vec(vec![3.0, 4.0], &[2]);
+    let (_, g) = Tracer::new("f").input("a", &a).capture(&k2).run(|| {
+        k.add_(&a); // the constant is the receiver of an in-place op
+        (k.mul(2.0), &k2)
+    });
+    assert_eq!(k.to_vec(), vec![11.0, 22.0]);
+    let c = &g.constants()[0];
+    assert_eq!(c.meta, Some(TensorMeta::new(&[2], DType::Float64)));
+    assert_eq!(c.data, Some(TensorData::Float64(vec![10.0, 20.0])));
+    // A returned tensor that no op made, captured with Tracer::capture.
+    assert_eq!(
+        g.constants()[1].data,
+        Some(TensorData::Float64(vec![3.0, 4.0]))
+    );
+}
+
+#[test]
+fn hand_made_nodes_have_no_shapes() {
+    let g = seed1();
+    assert!(g.nodes().iter().all(|n| n.metas.is_empty()));
+    assert_eq!(g.meta(&g.outputs()[0]), None);
+    assert!(g.check_refs().is_ok());
+}
+
+#[test]
+fn dtype_names_follow_pytorch() {
+    for d in DType::ALL {
+        assert_eq!(DType::from_name(d.name()), Some(d));
+    }
+    assert_eq!(DType::of::<f64>(), Some(DType::Float64));
+    assert_eq!(DType::of::<i32>(), Some(DType::Int32));
+    assert!(DType::Float32.is_float() && !DType::Bool.is_float());
+    assert_eq!(
+        TensorMeta::new(&[2, 3], DType::Bool).to_string(),
+        "bool[2, 3]"
+    );
+    assert_eq!(DType::from_name("complex64"), None);
+}
+
 // ---------------------------------------------------------------- JSON
 
-/// A minimal JSON value and parser, to check that `to_json` is valid JSON
-/// with the expected structure.
-#[derive(Debug, PartialEq)]
-enum J {
-    Null,
-    Bool(bool),
-    Num(String),
-    Str(String),
-    Arr(Vec<J>),
-    Obj(Vec<(String, J)>),
-}
+#[cfg(feature = "serde")]
+mod json {
+    use super::*;
+    use serde_json::{Value as J, json};
 
-impl J {
-    fn get(&self, key: &str) -> &J {
-        match self {
-            J::Obj(kv) => &kv.iter().find(|(k, _)| k == key).expect(key).1,
-            _ => panic!("not an object"),
-        }
+    #[test]
+    fn json_of_seed_graph_1_reads_back_equal() {
+        let g = seed1();
+        let json = g.to_json();
+        let j: J = serde_json::from_str(&json).unwrap();
+        assert_eq!(j["name"], "forward");
+        assert_eq!(j["placeholders"][0]["name"], "a_1");
+        assert_eq!(j["placeholders"][0]["list"], false);
+        let ops: Vec<&str> = j["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["op"].as_str().unwrap())
+            .collect();
+        assert_eq!(ops, vec!["add", "view", "add_"]);
+        assert_eq!(
+            j["nodes"][1]["args"],
+            json!([{"tensor": {"node": {"node": 0, "index": null}}}, {"ints": [-1]}])
+        );
+        let back = Graph::from_json(&json).unwrap();
+        assert_eq!(back, g);
+        assert_eq!(back.to_string(), g.to_string());
+        assert_eq!(Graph::from_json(&g.to_json_pretty()).unwrap(), g);
     }
-    fn arr(&self) -> &[J] {
-        match self {
-            J::Arr(v) => v,
-            _ => panic!("not an array"),
-        }
-    }
-    fn str(&self) -> &str {
-        match self {
-            J::Str(s) => s,
-            _ => panic!("not a string: {self:?}"),
-        }
-    }
-}
 
-struct P<'a> {
-    s: &'a [u8],
-    i: usize,
-}
+    #[test]
+    fn json_round_trips_every_argument_kind_and_odd_names() {
+        let g = Graph::from_nodes(
+            "we\"ird\\name\n\t\u{1}é",
+            &[InputSpec::list("xs", vec![1, 2])],
+            vec![
+                list_node("unbind", vec![T(1), Arg::Int(0)], vec![3, 4]),
+                node(
+                    "f",
+                    vec![
+                        Arg::TensorList(vec![3, 4, 99]),
+                        Arg::None,
+                        Arg::Bool(false),
+                        Float(f64::NEG_INFINITY),
+                        Float(f64::NAN),
+                        Float(2.5e-8),
+                        Float(0.1f32 as f64),
+                    ],
+                    5,
+                ),
+            ],
+            &[5, 4],
+        );
+        let json = g.to_json();
+        assert!(json.contains(r#"{"float":"-inf"}"#), "{json}");
+        let back = Graph::from_json(&json).unwrap();
+        // NaN != NaN: compare the printed form, which shows every argument.
+        assert_eq!(back.to_string(), g.to_string());
+        assert!(matches!(back.nodes()[1].args[4], Value::Float(x) if x.is_nan()));
+        assert_eq!(back.nodes()[1].args[6], Value::Float(0.1f32 as f64));
+        assert_eq!(back.name(), g.name());
+        assert_eq!(back.constants(), g.constants());
+    }
 
-impl P<'_> {
-    fn parse(text: &str) -> J {
-        let mut p = P {
-            s: text.as_bytes(),
-            i: 0,
-        };
-        let v = p.value();
-        p.ws();
-        assert_eq!(p.i, p.s.len(), "trailing characters");
-        v
+    #[test]
+    fn traced_graph_with_shapes_and_constants_round_trips() {
+        let a = Tensor::<f32>::from_vec(vec![1.0, -2.0, 3.5, 0.1], &[2, 2]);
+        let w = Tensor::<f32>::from_vec(vec![0.1, f32::INFINITY], &[2]);
+        let n = Tensor::<i64>::from_vec(vec![i64::MAX, -3], &[2]);
+        let (_, g) = Tracer::new("f").input("a", &a).input("n", &n).run(|| {
+            let v = a.view([4]);
+            v.add_(1.0);
+            (a.mul(&w), n.mul(1i64))
+        });
+        assert!(g.constants()[0].data.is_some());
+        let json = g.to_json();
+        let back = Graph::from_json(&json).unwrap();
+        assert_eq!(back, g);
+        assert_eq!(back.to_json(), json);
     }
-    fn ws(&mut self) {
-        while self.i < self.s.len() && b" \n\r\t".contains(&self.s[self.i]) {
-            self.i += 1;
-        }
-    }
-    fn eat(&mut self, c: u8) {
-        self.ws();
-        assert_eq!(self.s[self.i] as char, c as char, "at {}", self.i);
-        self.i += 1;
-    }
-    fn peek(&mut self) -> u8 {
-        self.ws();
-        self.s[self.i]
-    }
-    fn lit(&mut self, w: &str) {
-        assert!(self.s[self.i..].starts_with(w.as_bytes()));
-        self.i += w.len();
-    }
-    fn value(&mut self) -> J {
-        match self.peek() {
-            b'n' => {
-                self.lit("null");
-                J::Null
-            }
-            b't' => {
-                self.lit("true");
-                J::Bool(true)
-            }
-            b'f' => {
-                self.lit("false");
-                J::Bool(false)
-            }
-            b'"' => J::Str(self.string()),
-            b'[' => {
-                self.eat(b'[');
-                let mut v = Vec::new();
-                if self.peek() == b']' {
-                    self.eat(b']');
-                    return J::Arr(v);
-                }
-                loop {
-                    v.push(self.value());
-                    if self.peek() == b',' {
-                        self.eat(b',');
-                    } else {
-                        self.eat(b']');
-                        return J::Arr(v);
-                    }
-                }
-            }
-            b'{' => {
-                self.eat(b'{');
-                let mut v = Vec::new();
-                if self.peek() == b'}' {
-                    self.eat(b'}');
-                    return J::Obj(v);
-                }
-                loop {
-                    self.ws();
-                    let k = self.string();
-                    self.eat(b':');
-                    v.push((k, self.value()));
-                    if self.peek() == b',' {
-                        self.eat(b',');
-                    } else {
-                        self.eat(b'}');
-                        return J::Obj(v);
-                    }
-                }
-            }
-            _ => {
-                let start = self.i;
-                while self.i < self.s.len() && b"+-0123456789.eE".contains(&self.s[self.i]) {
-                    self.i += 1;
-                }
-                let t = std::str::from_utf8(&self.s[start..self.i]).unwrap();
-                t.parse::<f64>().expect("a JSON number");
-                assert!(!t.starts_with('+') && !t.ends_with('.') && !t.contains(".e"));
-                J::Num(t.to_string())
-            }
-        }
-    }
-    fn string(&mut self) -> String {
-        assert_eq!(self.s[self.i], b'"');
-        self.i += 1;
-        let mut out = String::new();
-        loop {
-            let c = self.s[self.i];
-            self.i += 1;
-            match c {
-                b'"' => return out,
-                b'\\' => {
-                    let e = self.s[self.i];
-                    self.i += 1;
-                    match e {
-                        b'"' => out.push('"'),
-                        b'\\' => out.push('\\'),
-                        b'/' => out.push('/'),
-                        b'n' => out.push('\n'),
-                        b'r' => out.push('\r'),
-                        b't' => out.push('\t'),
-                        b'b' => out.push('\u{8}'),
-                        b'f' => out.push('\u{c}'),
-                        b'u' => {
-                            let h = std::str::from_utf8(&self.s[self.i..self.i + 4]).unwrap();
-                            self.i += 4;
-                            out.push(char::from_u32(u32::from_str_radix(h, 16).unwrap()).unwrap());
-                        }
-                        _ => panic!("bad escape"),
-                    }
-                }
-                c if c < 0x20 => panic!("raw control character in a JSON string"),
-                _ => {
-                    // Copy one UTF-8 sequence.
-                    let start = self.i - 1;
-                    let mut end = self.i;
-                    while end < self.s.len() && (self.s[end] & 0xC0) == 0x80 {
-                        end += 1;
-                    }
-                    out.push_str(std::str::from_utf8(&self.s[start..end]).unwrap());
-                    self.i = end;
-                }
-            }
-        }
-    }
-}
 
-#[test]
-fn json_of_seed_graph_1_parses_back() {
-    let json = seed1().to_json();
-    let j = P::parse(&json);
-    assert_eq!(j.get("name").str(), "forward");
-    let inputs = j.get("inputs").arr();
-    assert_eq!(inputs.len(), 1);
-    assert_eq!(inputs[0].get("name").str(), "a_1");
-    assert_eq!(inputs[0].get("list"), &J::Bool(false));
-    let nodes = j.get("nodes").arr();
-    let names: Vec<&str> = nodes.iter().map(|n| n.get("name").str()).collect();
-    assert_eq!(names, vec!["add", "view", "add_"]);
-    let kinds: Vec<&str> = nodes.iter().map(|n| n.get("kind").str()).collect();
-    assert_eq!(kinds, vec!["functional", "view", "mutation"]);
-    assert_eq!(
-        nodes[1].get("args"),
-        &J::Arr(vec![
-            J::Str("add".into()),
-            J::Arr(vec![J::Num("-1".into())])
-        ])
-    );
-    assert_eq!(
-        nodes[2].get("args"),
-        &J::Arr(vec![J::Str("view".into()), J::Num("1.0".into())])
-    );
-    assert_eq!(
-        nodes[2].get("outputs"),
-        &J::Arr(vec![J::Str("add_".into())])
-    );
-    assert_eq!(j.get("outputs"), &J::Arr(vec![J::Str("add".into())]));
-    assert_eq!(j.get("constants"), &J::Arr(vec![]));
-}
-
-#[test]
-fn json_escapes_strings_and_encodes_every_argument_kind() {
-    let g = Graph::from_nodes(
-        "we\"ird\\name\n\t\u{1}é",
-        &[InputSpec::list("xs", vec![1, 2])],
-        vec![
-            list_node("unbind", vec![T(1), Arg::Int(0)], vec![3, 4]),
-            node(
-                "f",
-                vec![
-                    Arg::TensorList(vec![3, 4, 99]),
-                    Arg::None,
-                    Arg::Bool(false),
-                    Float(f64::NEG_INFINITY),
-                    Float(2.5e-8),
-                ],
-                5,
-            ),
-        ],
-        &[5, 4],
-    );
-    let json = g.to_json();
-    assert!(
-        json.contains(r#""name":"we\"ird\\name\n\t\u0001é""#),
-        "{json}"
-    );
-    let j = P::parse(&json);
-    assert_eq!(j.get("name").str(), "we\"ird\\name\n\t\u{1}é");
-    assert_eq!(j.get("inputs").arr()[0].get("list"), &J::Bool(true));
-    assert_eq!(j.get("inputs").arr()[0].get("len"), &J::Num("2".into()));
-    let nodes = j.get("nodes").arr();
-    assert_eq!(
-        nodes[0].get("outputs"),
-        &J::Arr(vec![J::Str("unbind[0]".into()), J::Str("unbind[1]".into())])
-    );
-    assert_eq!(
-        nodes[1].get("args"),
-        &J::Arr(vec![
-            J::Arr(vec![
-                J::Str("unbind[0]".into()),
-                J::Str("unbind[1]".into()),
-                J::Str("_tensor_constant0".into())
-            ]),
-            J::Null,
-            J::Bool(false),
-            J::Obj(vec![("float".into(), J::Str("-inf".into()))]),
-            J::Num("2.5e-8".into()),
-        ])
-    );
-    assert_eq!(
-        j.get("constants"),
-        &J::Arr(vec![J::Str("_tensor_constant0".into())])
-    );
-    assert_eq!(
-        j.get("outputs"),
-        &J::Arr(vec![J::Str("f".into()), J::Str("unbind[1]".into())])
-    );
+    #[test]
+    fn malformed_json_is_refused_with_a_reason() {
+        let err = Graph::from_json("{\"name\": 3}").unwrap_err();
+        assert!(err.to_string().starts_with("funcz: graph JSON:"), "{err}");
+        // A node reading a later node.
+        let mut j: J = serde_json::from_str(&seed1().to_json()).unwrap();
+        j["nodes"][0]["args"][0] = json!({"tensor": {"node": {"node": 2, "index": null}}});
+        let err = Graph::from_json(&j.to_string()).unwrap_err();
+        assert!(err.to_string().contains("node add (add) reads"), "{err}");
+    }
 }
 
 // ---------------------------------------------------------------- DOT

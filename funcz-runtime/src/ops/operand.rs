@@ -66,7 +66,7 @@ impl<T: Element> ToArg for OperandRef<'_, T> {
     fn to_arg(&self) -> Arg {
         match self {
             OperandRef::Scalar(v) => scalar_arg(*v),
-            OperandRef::Tensor(t) => Arg::Tensor(t.id()),
+            OperandRef::Tensor(t) => t.to_arg(),
         }
     }
 }

@@ -5,8 +5,14 @@
 //! placeholder `xs_1` whose elements print as `xs_1[0]`, `xs_1[1]`, ...
 //! Inputs may have different element types.
 
+use std::rc::Rc;
+
 use super::graph::{Graph, InputSpec};
-use super::record::{is_recording, start_recording, stop_recording};
+use super::meta::{TensorData, TensorMeta};
+use super::record::{
+    ConstantValues, is_recording, mark_known, observe, start_recording,
+    stop_recording_with_constants,
+};
 use crate::element::Element;
 use crate::tensor::{Tensor, TensorId};
 
@@ -18,11 +24,85 @@ pub trait TraceInput {
     fn is_list(&self) -> bool {
         false
     }
+    /// The shape and dtype of each tensor, as `input_ids` (empty if
+    /// unknown).
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        Vec::new()
+    }
+    /// A reader of the tensors' current values through second handles of
+    /// them (used by [`Tracer::run_example`] to read the inputs after the
+    /// call).
+    fn probe(&self) -> Probe {
+        Rc::new(Vec::new)
+    }
+}
+
+/// Reads the current values of some tensors (see [`TraceInput::probe`]).
+pub type Probe = Rc<dyn Fn() -> Vec<ExampleValue>>;
+
+/// The value of one tensor in a [`TracedRun`].
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ExampleValue {
+    /// Shape and dtype.
+    pub meta: TensorMeta,
+    /// Values, row-major.
+    pub data: TensorData,
+}
+
+impl ExampleValue {
+    /// The value of `t` (`None` if its dtype has no [`DType`](super::DType)).
+    pub fn of<T: Element>(t: &Tensor<T>) -> Option<Self> {
+        Some(ExampleValue {
+            meta: TensorMeta::of(t)?,
+            data: TensorData::of(t)?,
+        })
+    }
+}
+
+/// One traced call with its example values, as `torch.export` keeps example
+/// inputs with a program: the graph, the inputs' values before and after
+/// the call (one per tensor, list inputs flattened, in placeholder order)
+/// and the returned values (in the graph's output order).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct TracedRun {
+    /// The recorded graph.
+    pub graph: Graph,
+    /// The inputs before the call.
+    pub inputs: Vec<ExampleValue>,
+    /// The inputs after the call (a mutated input shows its new values).
+    pub inputs_after: Vec<ExampleValue>,
+    /// The returned values.
+    pub outputs: Vec<ExampleValue>,
+}
+
+#[cfg(feature = "serde")]
+impl TracedRun {
+    /// The run as JSON (feature `serde`; what `FUNCZ_TRACE_DUMP` writes).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("funcz: a traced run always serializes")
+    }
+
+    /// Reads a run written by [`to_json`](Self::to_json), checking its
+    /// graph's references.
+    pub fn from_json(json: &str) -> Result<TracedRun, super::JsonError> {
+        let run: TracedRun = serde_json::from_str(json).map_err(super::JsonError::Syntax)?;
+        run.graph.check_refs().map_err(super::JsonError::Invalid)?;
+        Ok(run)
+    }
 }
 
 impl<T: Element> TraceInput for Tensor<T> {
     fn input_ids(&self) -> Vec<TensorId> {
         vec![self.id()]
+    }
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        TensorMeta::of(self).into_iter().collect()
+    }
+    fn probe(&self) -> Probe {
+        let h = self.shallow_clone();
+        Rc::new(move || ExampleValue::of(&h).into_iter().collect())
     }
 }
 
@@ -33,6 +113,14 @@ impl<T: Element> TraceInput for [Tensor<T>] {
     fn is_list(&self) -> bool {
         true
     }
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        let m: Vec<TensorMeta> = self.iter().filter_map(TensorMeta::of).collect();
+        if m.len() == self.len() { m } else { Vec::new() }
+    }
+    fn probe(&self) -> Probe {
+        let hs: Vec<Tensor<T>> = self.iter().map(Tensor::shallow_clone).collect();
+        Rc::new(move || hs.iter().filter_map(ExampleValue::of).collect())
+    }
 }
 
 impl<T: Element> TraceInput for Vec<Tensor<T>> {
@@ -41,6 +129,12 @@ impl<T: Element> TraceInput for Vec<Tensor<T>> {
     }
     fn is_list(&self) -> bool {
         true
+    }
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        self.as_slice().input_metas()
+    }
+    fn probe(&self) -> Probe {
+        self.as_slice().probe()
     }
 }
 
@@ -51,6 +145,12 @@ impl<T: Element, const N: usize> TraceInput for [Tensor<T>; N] {
     fn is_list(&self) -> bool {
         true
     }
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        self.as_slice().input_metas()
+    }
+    fn probe(&self) -> Probe {
+        self.as_slice().probe()
+    }
 }
 
 impl<U: TraceInput + ?Sized> TraceInput for &U {
@@ -60,6 +160,12 @@ impl<U: TraceInput + ?Sized> TraceInput for &U {
     fn is_list(&self) -> bool {
         (**self).is_list()
     }
+    fn input_metas(&self) -> Vec<TensorMeta> {
+        (**self).input_metas()
+    }
+    fn probe(&self) -> Probe {
+        (**self).probe()
+    }
 }
 
 /// A value a traced function can return; its tensors become the graph's
@@ -68,17 +174,28 @@ impl<U: TraceInput + ?Sized> TraceInput for &U {
 pub trait TraceOutput {
     /// Appends the identities of the returned tensors to `out`.
     fn collect_ids(&self, out: &mut Vec<TensorId>);
+    /// Appends the values of the returned tensors to `out`, in the order
+    /// of `collect_ids`.
+    fn collect_values(&self, _out: &mut Vec<ExampleValue>) {}
 }
 
 impl<T: Element> TraceOutput for Tensor<T> {
     fn collect_ids(&self, out: &mut Vec<TensorId>) {
+        // A returned tensor no op made is a constant: keep its values.
+        observe(self);
         out.push(self.id());
+    }
+    fn collect_values(&self, out: &mut Vec<ExampleValue>) {
+        out.extend(ExampleValue::of(self));
     }
 }
 
 impl<U: TraceOutput + ?Sized> TraceOutput for &U {
     fn collect_ids(&self, out: &mut Vec<TensorId>) {
         (**self).collect_ids(out)
+    }
+    fn collect_values(&self, out: &mut Vec<ExampleValue>) {
+        (**self).collect_values(out)
     }
 }
 
@@ -88,11 +205,19 @@ impl<U: TraceOutput> TraceOutput for [U] {
             x.collect_ids(out);
         }
     }
+    fn collect_values(&self, out: &mut Vec<ExampleValue>) {
+        for x in self {
+            x.collect_values(out);
+        }
+    }
 }
 
 impl<U: TraceOutput> TraceOutput for Vec<U> {
     fn collect_ids(&self, out: &mut Vec<TensorId>) {
         self.as_slice().collect_ids(out)
+    }
+    fn collect_values(&self, out: &mut Vec<ExampleValue>) {
+        self.as_slice().collect_values(out)
     }
 }
 
@@ -100,12 +225,20 @@ impl<U: TraceOutput, const N: usize> TraceOutput for [U; N] {
     fn collect_ids(&self, out: &mut Vec<TensorId>) {
         self.as_slice().collect_ids(out)
     }
+    fn collect_values(&self, out: &mut Vec<ExampleValue>) {
+        self.as_slice().collect_values(out)
+    }
 }
 
 impl<U: TraceOutput> TraceOutput for Option<U> {
     fn collect_ids(&self, out: &mut Vec<TensorId>) {
         if let Some(x) = self {
             x.collect_ids(out)
+        }
+    }
+    fn collect_values(&self, out: &mut Vec<ExampleValue>) {
+        if let Some(x) = self {
+            x.collect_values(out)
         }
     }
 }
@@ -145,6 +278,11 @@ macro_rules! tuple_output {
                 let ($($name,)+) = self;
                 $($name.collect_ids(out);)+
             }
+            #[allow(non_snake_case)]
+            fn collect_values(&self, out: &mut Vec<ExampleValue>) {
+                let ($($name,)+) = self;
+                $($name.collect_values(out);)+
+            }
         }
     };
 }
@@ -161,7 +299,7 @@ struct RecordingGuard;
 impl Drop for RecordingGuard {
     fn drop(&mut self) {
         if is_recording() {
-            drop(stop_recording());
+            drop(stop_recording_with_constants());
         }
     }
 }
@@ -181,10 +319,22 @@ impl Drop for RecordingGuard {
 /// assert_eq!(n, 1);
 /// assert_eq!(g.to_string(), "fn forward(a_1, xs_1) {\n    return (xs_1[0], a_1);\n}\n");
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Tracer {
     name: String,
     inputs: Vec<InputSpec>,
+    constants: ConstantValues,
+    /// Second handles of the inputs, if examples are kept.
+    probes: Option<Vec<Probe>>,
+}
+
+impl std::fmt::Debug for Tracer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracer")
+            .field("name", &self.name)
+            .field("inputs", &self.inputs)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Tracer {
@@ -193,21 +343,50 @@ impl Tracer {
         Tracer {
             name: name.to_string(),
             inputs: Vec::new(),
+            constants: ConstantValues::new(),
+            probes: dump_requested().then(Vec::new),
         }
+    }
+
+    /// Keeps a second handle of each input added after this call, so
+    /// [`run_example`](Self::run_example) can read the inputs' values after
+    /// the call. While the trace runs, those inputs are then shared, so the
+    /// runtime does not reuse their buffers for results (values are the
+    /// same; see `rt::donated`).
+    pub fn with_examples(mut self) -> Self {
+        self.probes.get_or_insert_with(Vec::new);
+        self
+    }
+
+    /// Records the current values of `t`, a tensor made outside the trace
+    /// that the traced code reads (a weight, a table): if it becomes a
+    /// constant of the graph, the graph carries these values, so the graph
+    /// can be exported (tensors passed to ops by reference are captured
+    /// automatically when first read; this is for the others).
+    pub fn capture<T: Element>(mut self, t: &Tensor<T>) -> Self {
+        if let (Some(m), Some(d)) = (TensorMeta::of(t), super::meta::TensorData::of(t)) {
+            self.constants.insert(t.id(), (m, d));
+        }
+        self
     }
 
     /// Adds an input named `name` (placeholder `name_1`).
     pub fn input(mut self, name: &str, value: &(impl TraceInput + ?Sized)) -> Self {
         let ids = value.input_ids();
-        self.inputs.push(if value.is_list() {
+        let spec = if value.is_list() {
             InputSpec::list(name, ids)
         } else {
             InputSpec {
                 name: name.to_string(),
                 ids,
                 list: false,
+                metas: Vec::new(),
             }
-        });
+        };
+        self.inputs.push(spec.with_metas(value.input_metas()));
+        if let Some(p) = &mut self.probes {
+            p.push(value.probe());
+        }
         self
     }
 
@@ -215,16 +394,122 @@ impl Tracer {
     /// returns `f`'s result with it. Panics if a trace is already being
     /// recorded on this thread. If `f` panics, recording is stopped before
     /// the panic propagates.
+    ///
+    /// If the environment variable `FUNCZ_TRACE_DUMP` names a directory
+    /// (and the `serde` feature is on), every traced call is also written
+    /// there as a [`TracedRun`] in JSON (`{name}-{pid}-{n}.json`), so the
+    /// traces a program or test suite makes can be exported and checked
+    /// offline (the tracer then keeps examples, see
+    /// [`with_examples`](Self::with_examples)).
     pub fn run<R: TraceOutput>(self, f: impl FnOnce() -> R) -> (R, Graph) {
+        #[cfg(feature = "serde")]
+        if let Some(dir) = dump_dir() {
+            let (r, run) = self.run_example(f);
+            dump(&dir, &run);
+            return (r, run.graph);
+        }
+        self.run_graph(f)
+    }
+
+    /// [`run`](Self::run), also returning the example values of the call:
+    /// the inputs before and after it and the returned values. Needs
+    /// [`with_examples`](Self::with_examples) before the inputs (panics
+    /// otherwise).
+    ///
+    /// ```
+    /// use funcz_runtime::{Tensor, trace::{TensorData, Tracer}};
+    /// let a = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
+    /// let (_, run) = Tracer::new("f").with_examples().input("a", &a).run_example(|| {
+    ///     a.add_(1.0);
+    ///     a.mul(2.0)
+    /// });
+    /// assert_eq!(run.inputs[0].data, TensorData::Float32(vec![1.0, 2.0]));
+    /// assert_eq!(run.inputs_after[0].data, TensorData::Float32(vec![2.0, 3.0]));
+    /// assert_eq!(run.outputs[0].data, TensorData::Float32(vec![4.0, 6.0]));
+    /// assert_eq!(run.graph.ops(), vec!["add_", "mul"]);
+    /// ```
+    pub fn run_example<R: TraceOutput>(self, f: impl FnOnce() -> R) -> (R, TracedRun) {
+        let probes = self.probes.clone().unwrap_or_else(|| {
+            panic!(
+                "funcz: Tracer::run_example (trace `{}`): call with_examples() before adding \
+                 the inputs",
+                self.name
+            )
+        });
+        let inputs: Vec<ExampleValue> = probes.iter().flat_map(|p| p()).collect();
+        let (r, graph) = self.run_graph(f);
+        let inputs_after = probes.iter().flat_map(|p| p()).collect();
+        let mut outputs = Vec::new();
+        r.collect_values(&mut outputs);
+        let run = TracedRun {
+            graph,
+            inputs,
+            inputs_after,
+            outputs,
+        };
+        (r, run)
+    }
+
+    fn run_graph<R: TraceOutput>(self, f: impl FnOnce() -> R) -> (R, Graph) {
         start_recording();
+        mark_known(self.inputs.iter().flat_map(|s| s.ids.iter().copied()));
         let guard = RecordingGuard;
         let result = f();
-        let nodes = stop_recording();
-        drop(guard);
         let mut outputs = Vec::new();
         result.collect_ids(&mut outputs);
-        let graph = Graph::from_nodes(&self.name, &self.inputs, nodes, &outputs);
+        let reads = super::record::take_host_reads();
+        let (nodes, mut constants) = stop_recording_with_constants();
+        drop(guard);
+        for (id, v) in self.constants {
+            constants.entry(id).or_insert(v);
+        }
+        let mut graph =
+            Graph::from_recording(&self.name, &self.inputs, nodes, &outputs, &constants);
+        graph.set_host_reads(reads.iter().map(|s| s.to_string()).collect());
         (result, graph)
+    }
+}
+
+/// True if traces are to be dumped (`FUNCZ_TRACE_DUMP`, feature `serde`).
+fn dump_requested() -> bool {
+    #[cfg(feature = "serde")]
+    {
+        dump_dir().is_some()
+    }
+    #[cfg(not(feature = "serde"))]
+    {
+        false
+    }
+}
+
+/// The directory `FUNCZ_TRACE_DUMP` names, if any.
+#[cfg(feature = "serde")]
+fn dump_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("FUNCZ_TRACE_DUMP")
+        .filter(|d| !d.is_empty())
+        .map(Into::into)
+}
+
+/// Writes `run` into `dir` (see [`Tracer::run`]); a failure to write is
+/// reported on stderr, never a panic in the traced program.
+#[cfg(feature = "serde")]
+fn dump(dir: &std::path::Path, run: &TracedRun) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let safe: String = run
+        .graph
+        .name()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let path = dir.join(format!("{safe}-{}-{n}.json", std::process::id()));
+    let json = run.to_json();
+    if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, json)) {
+        eprintln!(
+            "funcz: FUNCZ_TRACE_DUMP: cannot write {}: {e}",
+            path.display()
+        );
     }
 }
 

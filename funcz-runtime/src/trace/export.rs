@@ -1,46 +1,9 @@
-//! Exporting a [`Graph`] as JSON (hand-written, no serde) and as Graphviz DOT.
+//! Exporting a [`Graph`] as JSON (feature `serde`; read back by
+//! [`Graph::from_json`]) and as Graphviz DOT.
 
 use std::fmt::Write;
 
-use super::graph::{Graph, GraphNode, Ref, Value};
-use super::print::fmt_float;
-
-/// Appends `s` as a JSON string literal.
-fn json_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-/// Appends `items` as a JSON array, each written by `f`.
-fn json_array<I: IntoIterator>(
-    out: &mut String,
-    items: I,
-    mut f: impl FnMut(&mut String, I::Item),
-) {
-    out.push('[');
-    for (i, x) in items.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        f(out, x);
-    }
-    out.push(']');
-}
+use super::graph::{Graph, Ref};
 
 /// Appends `s` as a DOT quoted identifier.
 fn dot_str(out: &mut String, s: &str) {
@@ -57,105 +20,110 @@ fn dot_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-fn kind(n: &GraphNode) -> &'static str {
-    if n.is_mutation() {
-        "mutation"
-    } else if n.is_view() {
-        "view"
-    } else {
-        "functional"
+/// Why [`Graph::from_json`] refused its input.
+#[cfg(feature = "serde")]
+#[derive(Debug)]
+pub enum JsonError {
+    /// Not JSON, or not the shape of a graph.
+    Syntax(serde_json::Error),
+    /// A graph whose references do not resolve (message names the value).
+    Invalid(String),
+}
+
+#[cfg(feature = "serde")]
+impl std::fmt::Display for JsonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JsonError::Syntax(e) => write!(f, "funcz: graph JSON: {e}"),
+            JsonError::Invalid(m) => write!(f, "funcz: graph JSON: {m}"),
+        }
     }
 }
 
+#[cfg(feature = "serde")]
+impl std::error::Error for JsonError {}
+
 impl Graph {
-    fn json_value(&self, out: &mut String, v: &Value) {
-        match v {
-            Value::Tensor(r) => json_str(out, &self.ref_name(r)),
-            Value::TensorList(rs) => json_array(out, rs, |o, r| json_str(o, &self.ref_name(r))),
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
-            Value::Float(x) if x.is_finite() => out.push_str(&fmt_float(*x)),
-            Value::Float(x) => {
-                out.push_str("{\"float\":");
-                json_str(out, &fmt_float(*x));
-                out.push('}');
-            }
-            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Ints(is) => json_array(out, is, |o, i| {
-                let _ = write!(o, "{i}");
-            }),
-            Value::None => out.push_str("null"),
-        }
-    }
-
-    /// The output names of node number `i`: `["add"]`, `["split[0]", ...]`.
-    fn node_output_names(&self, i: usize) -> Vec<String> {
-        let n = &self.nodes()[i];
-        (0..n.outputs.len())
-            .map(|k| {
-                let index = (n.list || n.outputs.len() != 1).then_some(k);
-                self.ref_name(&Ref::Node { node: i, index })
-            })
-            .collect()
-    }
-
-    /// The graph as JSON:
-    ///
-    /// ```text
-    /// {"name":"forward",
-    ///  "inputs":[{"name":"a_1","list":false,"len":1}],
-    ///  "constants":["_tensor_constant0"],
-    ///  "nodes":[{"name":"add","op":"add","kind":"functional",
-    ///            "args":["a_1",1.0],"outputs":["add"]}, ...],
-    ///  "outputs":["add"]}
-    /// ```
-    ///
-    /// (on one line). Arguments: a tensor is its name as a string, a tensor
-    /// list an array of names, an int a number, a float a number that always
-    /// has a `.` (non-finite: `{"float":"inf"}`), an int list an array, a
-    /// bool `true`/`false`, `None` `null`. `kind` is `mutation`, `view` or
-    /// `functional`.
+    /// The graph as JSON (feature `serde`): every field of the graph —
+    /// placeholders with their shapes and dtypes, nodes with their op,
+    /// resolved arguments and output shapes, constants with their values,
+    /// returned values. [`Graph::from_json`] reads it back.
     ///
     /// ```
-    /// use funcz_runtime::trace::{Arg, Graph, InputSpec, Node};
-    /// let n = Node { op: "add", args: vec![Arg::Tensor(1), Arg::Float(1.0)], outputs: vec![2], list: false };
-    /// let g = Graph::from_nodes("f", &[InputSpec::tensor("a", 1)], vec![n], &[2]);
-    /// assert_eq!(g.to_json(), concat!(
-    ///     r#"{"name":"f","inputs":[{"name":"a_1","list":false,"len":1}],"constants":[],"#,
-    ///     r#""nodes":[{"name":"add","op":"add","kind":"functional","args":["a_1",1.0],"outputs":["add"]}],"#,
-    ///     r#""outputs":["add"]}"#));
+    /// use funcz_runtime::trace::{Arg, Graph, InputSpec, Node, DType, TensorMeta};
+    /// let m = TensorMeta::new(&[2], DType::Float32);
+    /// let n = Node::new("add", vec![Arg::Tensor(1), Arg::Float(1.0)], 2).with_metas(vec![m.clone()]);
+    /// let g = Graph::from_nodes("f", &[InputSpec::tensor("a", 1).with_metas(vec![m])], vec![n], &[2]);
+    /// let json = g.to_json();
+    /// assert!(json.contains(r#""op":"add""#) && json.contains(r#""dtype":"float32""#));
+    /// assert_eq!(Graph::from_json(&json).unwrap(), g);
     /// ```
+    #[cfg(feature = "serde")]
     pub fn to_json(&self) -> String {
-        let mut out = String::new();
-        out.push_str("{\"name\":");
-        json_str(&mut out, self.name());
-        out.push_str(",\"inputs\":");
-        json_array(&mut out, self.placeholders(), |o, p| {
-            o.push_str("{\"name\":");
-            json_str(o, &p.name);
-            let _ = write!(o, ",\"list\":{},\"len\":{}}}", p.list, p.ids.len());
-        });
-        out.push_str(",\"constants\":");
-        json_array(&mut out, self.constants(), |o, c| json_str(o, &c.name));
-        out.push_str(",\"nodes\":");
-        json_array(&mut out, self.nodes().iter().enumerate(), |o, (i, n)| {
-            o.push_str("{\"name\":");
-            json_str(o, &n.name);
-            o.push_str(",\"op\":");
-            json_str(o, n.op);
-            o.push_str(",\"kind\":");
-            json_str(o, kind(n));
-            o.push_str(",\"args\":");
-            json_array(o, &n.args, |o, a| self.json_value(o, a));
-            o.push_str(",\"outputs\":");
-            json_array(o, self.node_output_names(i), |o, s| json_str(o, &s));
-            o.push('}');
-        });
-        out.push_str(",\"outputs\":");
-        json_array(&mut out, self.output_names(), |o, s| json_str(o, &s));
-        out.push('}');
-        out
+        serde_json::to_string(self).expect("funcz: to_json: a graph always serializes")
+    }
+
+    /// [`to_json`](Self::to_json), indented.
+    #[cfg(feature = "serde")]
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).expect("funcz: to_json: a graph always serializes")
+    }
+
+    /// Reads a graph written by [`to_json`](Self::to_json) (feature
+    /// `serde`), checking that every reference resolves to an input, an
+    /// earlier node's output or a constant.
+    #[cfg(feature = "serde")]
+    pub fn from_json(json: &str) -> Result<Graph, JsonError> {
+        let g: Graph = serde_json::from_str(json).map_err(JsonError::Syntax)?;
+        g.check_refs().map_err(JsonError::Invalid)?;
+        Ok(g)
+    }
+
+    /// Checks that every reference resolves (inputs, earlier nodes, list
+    /// indices, constants) and that recorded shapes match the outputs.
+    pub fn check_refs(&self) -> Result<(), String> {
+        let ok = |r: &Ref, before: usize| -> bool {
+            match *r {
+                Ref::Input { input, index } => {
+                    self.placeholders().get(input).is_some_and(|p| match index {
+                        Some(i) => p.list && i < p.ids.len(),
+                        None => !p.list,
+                    })
+                }
+                Ref::Node { node, index } => {
+                    node < before
+                        && match index {
+                            Some(i) => i < self.nodes()[node].outputs.len(),
+                            None => self.nodes()[node].outputs.len() == 1,
+                        }
+                }
+                Ref::Constant(i) => i < self.constants().len(),
+            }
+        };
+        for (i, n) in self.nodes().iter().enumerate() {
+            for r in n.input_refs() {
+                if !ok(&r, i) {
+                    return Err(format!(
+                        "node {} ({}) reads {r:?}, which does not exist",
+                        n.name, n.op
+                    ));
+                }
+            }
+            if !n.metas.is_empty() && n.metas.len() != n.outputs.len() {
+                return Err(format!(
+                    "node {} has {} outputs but {} shapes",
+                    n.name,
+                    n.outputs.len(),
+                    n.metas.len()
+                ));
+            }
+        }
+        for r in self.outputs() {
+            if !ok(r, self.nodes().len()) {
+                return Err(format!("the graph returns {r:?}, which does not exist"));
+            }
+        }
+        Ok(())
     }
 
     /// The graph in Graphviz DOT. Placeholders are ellipses, constants
@@ -167,7 +135,7 @@ impl Graph {
     ///
     /// ```
     /// use funcz_runtime::trace::{Arg, Graph, InputSpec, Node};
-    /// let n = Node { op: "add_", args: vec![Arg::Tensor(1), Arg::Float(1.0)], outputs: vec![1], list: false };
+    /// let n = Node::new("add_", vec![Arg::Tensor(1), Arg::Float(1.0)], 1);
     /// let g = Graph::from_nodes("f", &[InputSpec::tensor("a", 1)], vec![n], &[1]);
     /// let dot = g.to_dot();
     /// assert!(dot.contains(r#""add_" [label="add_\naten::add_", color=red, fontcolor=red];"#));

@@ -8,12 +8,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::record::{Arg, Node};
+use super::meta::{TensorData, TensorMeta};
+use super::record::{Arg, ConstantValues, Node};
 use crate::optable;
 use crate::tensor::TensorId;
 
 /// Where a tensor value in the graph comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Ref {
     /// The graph input number `input`; `index` is the element of a list input.
     Input {
@@ -37,6 +40,8 @@ pub enum Ref {
 
 /// One argument of a graph node, with tensors resolved to [`Ref`]s.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Value {
     /// A tensor.
     Tensor(Ref),
@@ -44,8 +49,8 @@ pub enum Value {
     TensorList(Vec<Ref>),
     /// An integer.
     Int(i64),
-    /// A float.
-    Float(f64),
+    /// A float (non-finite values are written as strings in JSON).
+    Float(#[cfg_attr(feature = "serde", serde(with = "super::serde_impl::f64_repr"))] f64),
     /// A boolean.
     Bool(bool),
     /// A list of integers (shapes, dims).
@@ -67,6 +72,7 @@ impl Value {
 
 /// A graph input (`a_1`), made from an input named `a` by the caller.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Placeholder {
     /// The printed name: the caller's name with the suffix `_1`
     /// (deduplicated like every other name in the graph).
@@ -77,11 +83,15 @@ pub struct Placeholder {
     pub ids: Vec<TensorId>,
     /// True for a list input: its elements are referenced as `xs_1[i]`.
     pub list: bool,
+    /// Shape and dtype of each tensor, as `ids` (empty if unknown).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub metas: Vec<TensorMeta>,
 }
 
 /// A tensor used by the graph that no recorded op produced and that is not
 /// an input (made by a constructor, or captured from outside the trace).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Constant {
     /// `_tensor_constant0`, `_tensor_constant1`, ...
     pub name: String,
@@ -90,10 +100,18 @@ pub struct Constant {
     /// Index of the first node that uses it (`nodes().len()` if only
     /// returned); it is printed just before that node.
     pub first_use: usize,
+    /// Its shape and dtype, if known.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub meta: Option<TensorMeta>,
+    /// Its values when the trace first read it, if known (see
+    /// [`Tracer::capture`](super::Tracer::capture)).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub data: Option<TensorData>,
 }
 
 /// One node of the graph: an op call with a unique name.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct GraphNode {
     /// The unique name (`add`, `add_1`, `add_`, `add__1`, `view_copy_2`...).
     pub name: String,
@@ -105,6 +123,9 @@ pub struct GraphNode {
     pub outputs: Vec<TensorId>,
     /// True if the op returned a list: outputs are referenced `name[i]`.
     pub list: bool,
+    /// Shape and dtype of each output, as `outputs` (empty if unknown).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub metas: Vec<TensorMeta>,
 }
 
 impl GraphNode {
@@ -126,7 +147,7 @@ impl GraphNode {
     }
 
     /// The reference to output `i` of this node, given its index `node`.
-    fn output_ref(&self, node: usize, i: usize) -> Ref {
+    pub fn output_ref(&self, node: usize, i: usize) -> Ref {
         let index = if self.list || self.outputs.len() != 1 {
             Some(i)
         } else {
@@ -149,6 +170,8 @@ pub struct InputSpec {
     pub ids: Vec<TensorId>,
     /// True for a list of tensors.
     pub list: bool,
+    /// Shape and dtype of each tensor (empty if unknown).
+    pub metas: Vec<TensorMeta>,
 }
 
 impl InputSpec {
@@ -158,6 +181,7 @@ impl InputSpec {
             name: name.to_string(),
             ids: vec![id],
             list: false,
+            metas: Vec::new(),
         }
     }
 
@@ -167,7 +191,14 @@ impl InputSpec {
             name: name.to_string(),
             ids,
             list: true,
+            metas: Vec::new(),
         }
+    }
+
+    /// The same input with the shape and dtype of each tensor.
+    pub fn with_metas(mut self, metas: Vec<TensorMeta>) -> Self {
+        self.metas = metas;
+        self
     }
 }
 
@@ -177,9 +208,9 @@ impl InputSpec {
 /// ```
 /// use funcz_runtime::trace::{Arg, Graph, InputSpec, Node};
 /// let nodes = vec![
-///     Node { op: "add", args: vec![Arg::Tensor(1), Arg::Float(1.0)], outputs: vec![2], list: false },
-///     Node { op: "view", args: vec![Arg::Tensor(2), Arg::Ints(vec![-1])], outputs: vec![3], list: false },
-///     Node { op: "add_", args: vec![Arg::Tensor(3), Arg::Float(1.0)], outputs: vec![3], list: false },
+///     Node::new("add", vec![Arg::Tensor(1), Arg::Float(1.0)], 2),
+///     Node::new("view", vec![Arg::Tensor(2), Arg::Ints(vec![-1])], 3),
+///     Node::new("add_", vec![Arg::Tensor(3), Arg::Float(1.0)], 3),
 /// ];
 /// let g = Graph::from_nodes("forward", &[InputSpec::tensor("a", 1)], nodes, &[2]);
 /// assert_eq!(g.to_string(), "\
@@ -193,12 +224,17 @@ impl InputSpec {
 /// assert!(g.has_mutations() && g.has_views() && !g.is_functional());
 /// ```
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Graph {
     name: String,
     placeholders: Vec<Placeholder>,
     nodes: Vec<GraphNode>,
     constants: Vec<Constant>,
     outputs: Vec<Ref>,
+    /// Host reads of tensor values the traced code made (see
+    /// [`note_host_read`](super::note_host_read)).
+    #[cfg_attr(feature = "serde", serde(default))]
+    host_reads: Vec<String>,
 }
 
 /// FX-style name allocation: `add`, `add_1`, `add_2`; a candidate ending
@@ -273,22 +309,29 @@ fn split_suffix(s: &str) -> (&str, Option<u64>) {
 }
 
 /// Maps tensor ids to their current producer while a graph is built.
-struct Resolver {
+struct Resolver<'a> {
     env: HashMap<TensorId, Ref>,
     constants: Vec<Constant>,
+    values: &'a ConstantValues,
 }
 
-impl Resolver {
+impl Resolver<'_> {
     fn resolve(&mut self, id: TensorId, at: usize, ns: &mut Namespace) -> Ref {
         if let Some(r) = self.env.get(&id) {
             return *r;
         }
         let i = self.constants.len();
         let name = ns.create(&format!("_tensor_constant{i}"));
+        let (meta, data) = match self.values.get(&id) {
+            Some((m, d)) => (Some(m.clone()), Some(d.clone())),
+            None => (None, None),
+        };
         self.constants.push(Constant {
             name,
             id,
             first_use: at,
+            meta,
+            data,
         });
         let r = Ref::Constant(i);
         self.env.insert(id, r);
@@ -310,6 +353,34 @@ impl Resolver {
     }
 }
 
+/// A `*_scatter` recorded without its output's shape (the in-place form
+/// returns a renamed base) has the shape and dtype of its base.
+fn fill_scatter_meta(
+    placeholders: &[Placeholder],
+    nodes: &mut [GraphNode],
+    constants: &[Constant],
+) {
+    let Some((last, before)) = nodes.split_last_mut() else {
+        return;
+    };
+    if !last.metas.is_empty() || !last.op.ends_with("_scatter") || last.outputs.len() != 1 {
+        return;
+    }
+    let meta = match last.args.first() {
+        Some(Value::Tensor(Ref::Input { input, index })) => placeholders
+            .get(*input)
+            .and_then(|p| p.metas.get(index.unwrap_or(0))),
+        Some(Value::Tensor(Ref::Node { node, index })) => before
+            .get(*node)
+            .and_then(|n| n.metas.get(index.unwrap_or(0))),
+        Some(Value::Tensor(Ref::Constant(i))) => constants.get(*i).and_then(|c| c.meta.as_ref()),
+        _ => None,
+    };
+    if let Some(m) = meta {
+        last.metas = vec![m.clone()];
+    }
+}
+
 impl Graph {
     /// Builds a graph from recorded nodes (pure data).
     ///
@@ -327,10 +398,23 @@ impl Graph {
         nodes: Vec<Node>,
         outputs: &[TensorId],
     ) -> Graph {
+        Graph::from_recording(name, inputs, nodes, outputs, &ConstantValues::new())
+    }
+
+    /// [`from_nodes`](Self::from_nodes), with the values of the constants
+    /// the recorder saw.
+    pub(crate) fn from_recording(
+        name: &str,
+        inputs: &[InputSpec],
+        nodes: Vec<Node>,
+        outputs: &[TensorId],
+        values: &ConstantValues,
+    ) -> Graph {
         let mut ns = Namespace::default();
         let mut res = Resolver {
             env: HashMap::new(),
             constants: Vec::new(),
+            values,
         };
         let mut placeholders = Vec::with_capacity(inputs.len());
         for (input, spec) in inputs.iter().enumerate() {
@@ -344,6 +428,7 @@ impl Graph {
                 source_name: spec.name.clone(),
                 ids: spec.ids.clone(),
                 list: spec.list,
+                metas: spec.metas.clone(),
             });
         }
         let mut gnodes: Vec<GraphNode> = Vec::with_capacity(nodes.len());
@@ -359,11 +444,13 @@ impl Graph {
                 args,
                 outputs: node.outputs,
                 list: node.list,
+                metas: node.metas,
             };
             for (i, &id) in gnode.outputs.iter().enumerate() {
                 res.env.insert(id, gnode.output_ref(at, i));
             }
             gnodes.push(gnode);
+            fill_scatter_meta(&placeholders, &mut gnodes, &res.constants);
         }
         let end = gnodes.len();
         let outputs = outputs
@@ -376,6 +463,32 @@ impl Graph {
             nodes: gnodes,
             constants: res.constants,
             outputs,
+            host_reads: Vec::new(),
+        }
+    }
+
+    /// The host reads of tensor values the traced code made (`to_vec`,
+    /// `item`, ...), in order: if not empty, the program's control flow
+    /// may depend on tensor values, and the graph holds for the path the
+    /// trace took.
+    pub fn host_reads(&self) -> &[String] {
+        &self.host_reads
+    }
+
+    pub(crate) fn set_host_reads(&mut self, reads: Vec<String>) {
+        self.host_reads = reads;
+    }
+
+    /// Gives the constants of this graph the shapes `other`'s constants with
+    /// the same ids have, where this graph has none.
+    pub(crate) fn copy_constant_metas_from(&mut self, other: &Graph) {
+        for c in &mut self.constants {
+            if c.meta.is_none()
+                && let Some(o) = other.constants.iter().find(|o| o.id == c.id)
+            {
+                c.meta = o.meta.clone();
+                c.data = c.data.take().or_else(|| o.data.clone());
+            }
         }
     }
 
@@ -432,6 +545,22 @@ impl Graph {
     /// How many nodes call `op`.
     pub fn count(&self, op: &str) -> usize {
         self.nodes.iter().filter(|n| n.op == op).count()
+    }
+
+    /// The shape and dtype of a value, if recorded.
+    ///
+    /// ```
+    /// use funcz_runtime::{Tensor, trace::{DType, TensorMeta, Tracer}};
+    /// let a = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    /// let (_, g) = Tracer::new("f").input("a", &a).run(|| a.sum_dim(0, false));
+    /// assert_eq!(g.meta(&g.outputs()[0]), Some(&TensorMeta::new(&[2], DType::Float32)));
+    /// ```
+    pub fn meta(&self, r: &Ref) -> Option<&TensorMeta> {
+        match *r {
+            Ref::Input { input, index } => self.placeholders[input].metas.get(index.unwrap_or(0)),
+            Ref::Node { node, index } => self.nodes[node].metas.get(index.unwrap_or(0)),
+            Ref::Constant(i) => self.constants[i].meta.as_ref(),
+        }
     }
 
     /// The printed name of a value: `a_1`, `xs_1[0]`, `add`, `split[1]`,

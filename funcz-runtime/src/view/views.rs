@@ -18,7 +18,7 @@ pub(super) fn int(x: impl AsI64) -> Arg {
 
 /// A recorded tensor argument.
 pub(super) fn ten<T: Element>(t: &Tensor<T>) -> Arg {
-    Arg::Tensor(t.id)
+    crate::trace::ToArg::to_arg(t)
 }
 
 impl<T: Element> Tensor<T> {
