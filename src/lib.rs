@@ -51,16 +51,23 @@ pub use funcz_runtime::ndarray;
 /// - [`Tracer`](trace::Tracer) (or the [`trace()`](trace::trace) function)
 ///   runs a closure and builds the graph;
 /// - a [`Graph`](trace::Graph) prints one op per line (`Display`), exports
-///   itself ([`to_json`](trace::Graph::to_json),
+///   itself (`to_json` with the `serde` feature, `to_onnx` with `onnx`,
 ///   [`to_dot`](trace::Graph::to_dot)) and answers questions
 ///   ([`ops`](trace::Graph::ops), [`has_mutations`](trace::Graph::has_mutations),
 ///   [`has_views`](trace::Graph::has_views));
 /// - [`untraced`](trace::untraced) runs code without recording.
 pub mod trace {
+    /// JSON (de)serialization errors of `Graph::from_json` (feature `serde`).
+    #[cfg(feature = "serde")]
+    pub use funcz_runtime::trace::JsonError;
     pub use funcz_runtime::trace::{
-        Arg, Constant, Graph, GraphNode, InputSpec, Node, Placeholder, Ref, TraceInput,
-        TraceOutput, Tracer, Value, is_recording, trace, untraced,
+        Arg, Constant, DType, ExampleValue, ExportError, Graph, GraphNode, InputSpec, Node,
+        Placeholder, Probe, Ref, Remove, TensorData, TensorMeta, TraceInput, TraceOutput,
+        TracedRun, Tracer, Value, is_recording, note_host_read, trace, untraced,
     };
+    /// ONNX export (feature `onnx`): `Graph::to_onnx` and its model.
+    #[cfg(feature = "onnx")]
+    pub use funcz_runtime::trace::{InputUpdate, OnnxModel, OnnxValue, has_onnx_mapping, onnx_ops};
 
     // The recording primitives ops are built from: public for the other
     // funcz crates, not part of the facade's API.
