@@ -14,7 +14,7 @@ mod ctxt;
 mod diag;
 #[path = "../src/expand.rs"]
 mod expand;
-#[path = "../src/lower.rs"]
+#[path = "../src/lower/mod.rs"]
 mod lower;
 #[path = "../src/params.rs"]
 mod params;

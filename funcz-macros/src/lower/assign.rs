@@ -1,0 +1,174 @@
+//! Assignments: `x = value` of a root rebinds it (an owned input is
+//! written and released first; a value the macro cannot prove fresh is
+//! checked); of a view, re-derives it from its base; `x op= y` is the
+//! in-place op.
+
+#[allow(unused_imports)]
+use super::*;
+
+impl Lowerer<'_> {
+    pub(super) fn has_aliases(&self, root: usize) -> bool {
+        self.scopes.bindings.iter().any(
+            |b| matches!(b.kind, Kind::Alias { root: r } | Kind::Multi { root: r } if r == root),
+        ) || self.based(root)
+    }
+
+    pub(super) fn lower_assign(&mut self, e: &mut Expr) {
+        let Expr::Assign(a) = e else { return };
+        let mut replace: Option<Expr> = None;
+        let Some(id) = self.binding_of(&a.left) else {
+            // `xs[i] = value` replaces an element of a collection.
+            if let Expr::Index(ix) = &*a.left
+                && let Some(id) = self.binding_of(&ix.expr)
+                && matches!(self.scopes.kind(id), Kind::Coll { .. })
+            {
+                self.mark_mutated(id);
+            }
+            visit_mut::visit_expr_mut(self, &mut a.right);
+            visit_mut::visit_expr_mut(self, &mut a.left);
+            return;
+        };
+        match self.scopes.kind(id).clone() {
+            Kind::Root { input, .. } => {
+                // The new value must be fresh: the root's mutations are not
+                // written anywhere else. A view (or the handle) of a tensor
+                // of this function is refused; an unknown value is checked.
+                let mut check_fresh = false;
+                if self.has_state(id) {
+                    let direct = self
+                        .binding_of(&a.right)
+                        .filter(|&b| self.is_tensor_binding(b))
+                        .and_then(|b| self.scopes.root_of(b))
+                        .map(|r| (r, false));
+                    match self.view_chain_root(&a.right).map(|r| (r, true)).or(direct) {
+                        // `x = x.narrow(..)` of a local: its old storage is
+                        // not seen elsewhere. `x = w` moves a local.
+                        Some((r, true)) if r == id && input.is_none() => {}
+                        Some((r, false))
+                            if r != id
+                                && matches!(
+                                    self.scopes.kind(r),
+                                    Kind::Root { input: None, .. }
+                                )
+                                && !self.has_aliases(r) => {}
+                        Some((r, _)) => crate::diag::assign_alias_to_root(self, &a.right, id, r),
+                        None => check_fresh = !self.is_tensor_expr(&a.right),
+                    }
+                }
+                self.visit_expr_mut(&mut a.right);
+                // Aliases of the old value keep it: bring those in scope up to
+                // date now, while the old value is still there.
+                let mut resync: Vec<Stmt> = Vec::new();
+                if self.has_state(id) {
+                    for (b, binding) in self.scopes.bindings.iter().enumerate() {
+                        let of_root = matches!(binding.kind,
+                            Kind::Alias { root } | Kind::Multi { root } if root == id);
+                        let visible = self.scopes.lookup(&binding.ident.to_string()) == Some(b);
+                        if of_root
+                            && visible
+                            && let Some(stmt) = self.sync_stmt(b)
+                        {
+                            resync.push(stmt);
+                        }
+                    }
+                }
+                // An owned input (`mut x: Tensor`) assigned a new value: the
+                // caller's tensor keeps what the body did to it so far (it is
+                // written now), and is not written at exit (the new value is
+                // fresh: proved, refused or checked above).
+                let mut after: Vec<Stmt> = Vec::new();
+                if self.has_state(id)
+                    && let Kind::Root {
+                        input: Some(Passing::Value),
+                        ..
+                    } = self.scopes.kind(id)
+                {
+                    let rt = rt();
+                    let input = input_ident(id);
+                    let (cur, _) = self.root_value_state(id);
+                    resync.push(pq!(#rt::write_back_owned(&#input, &#cur);));
+                    after.push(pq!(#input = #rt::released();));
+                }
+                if self.based(id) {
+                    // A root re-laid-out by `t_()` & co.: the new value is its
+                    // new hidden base, and it no longer views the old one.
+                    let check = if check_fresh {
+                        self.freshness_check(id)
+                    } else {
+                        None
+                    };
+                    let v = self.var(id);
+                    let s = state_ident(id);
+                    let (b, bs) = (base_ident(id), base_state_ident(id));
+                    let right = &a.right;
+                    let rt = rt();
+                    replace = Some(pq!({
+                        #(#resync)*
+                        #v = #right;
+                        #check
+                        #b = #rt::handle(&#v);
+                        #bs.rebind(&#b);
+                        #s = #bs.clone();
+                        #(#after)*
+                    }));
+                } else if self.has_state(id) {
+                    let v = self.var(id);
+                    let s = state_ident(id);
+                    let right = &a.right;
+                    let check = if check_fresh {
+                        self.freshness_check(id)
+                    } else {
+                        None
+                    };
+                    replace =
+                        Some(pq!({ #(#resync)* #v = #right; #check #s.rebind(&#v); #(#after)* }));
+                }
+            }
+            Kind::Alias { root } => {
+                let expr = (*a.right).clone();
+                if let Some((prelude, place, steps, None)) = self.view_chain(&expr)
+                    && self.place_root(&place) == Some(root)
+                {
+                    if self.has_state(id) {
+                        let (mut stmts, _, ps, v, s) =
+                            self.emit_steps_from(prelude, &place, &steps);
+                        let rt = rt();
+                        let ident = self.var(id);
+                        let st = state_ident(id);
+                        if steps_may_copy(&steps) {
+                            // (`v = v.reshape(..)`: the place may be `v` itself.)
+                            stmts.push(pq!({
+                                let __fz_place_state = #ps.clone();
+                                #ident = #v;
+                                #st = #s;
+                                #rt::bind_view(&__fz_place_state, &mut #st);
+                            }));
+                        } else {
+                            stmts.push(pq!({ #ident = #v; #st = #s; }));
+                        }
+                        replace = Some(pq!({ #(#stmts)* }));
+                    } else {
+                        self.visit_expr_mut(&mut a.right);
+                    }
+                } else {
+                    self.error(
+                        &a.right,
+                        format!(
+                            "`{}` is a view, and this assigns it something that is not a view of the same tensor: \
+                             #[functionalize] tracks one base per variable",
+                            self.scopes.ident(id)
+                        ),
+                        "use a new variable for the new value",
+                    );
+                    self.visit_expr_mut(&mut a.right);
+                }
+            }
+            _ => {
+                visit_mut::visit_expr_mut(self, &mut a.right);
+            }
+        }
+        if let Some(new) = replace {
+            *e = new;
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Exits: every `return`, `?` and the tail write the inputs the body
+//! mutated back (in the order Rust evaluates them).
+//!
+//! Input: `return x.sum();`
+//! Output: `{ let __fz_ret = x.sum(); rt::write_back(&*input, &x); return __fz_ret; }`
+
+#[allow(unused_imports)]
+use super::*;
+
+impl Lowerer<'_> {
+    /// Builds an exit: the write-backs, then `value`, when `value` moves an
+    /// input (so it cannot be read after); else `value` first, as PyTorch
+    /// (the `copy_` epilogue comes last).
+    pub(super) fn exit_block(&self, value: Expr, write_back_first: bool, ret: bool) -> Expr {
+        let wb = &self.exit;
+        if write_back_first {
+            if ret {
+                pq!({ #(#wb)* return #value; })
+            } else {
+                pq!({ #(#wb)* #value })
+            }
+        } else {
+            // The value may diverge (`panic!(..)` as the tail): the
+            // write-back after it is unreachable, which is not the user's
+            // code to be warned about.
+            let r = tmp("__fz_ret");
+            if ret {
+                pq!({
+                    #[allow(clippy::diverging_sub_expression)] let #r = #value;
+                    #[allow(unreachable_code)] { #(#wb)* }
+                    return #r;
+                })
+            } else {
+                pq!({
+                    #[allow(clippy::diverging_sub_expression)] let #r = #value;
+                    #[allow(unreachable_code)] { #(#wb)* }
+                    #r
+                })
+            }
+        }
+    }
+
+    /// True if evaluating `e` may move a shadowed input variable (a bare
+    /// use that is not borrowed, indexed or a method receiver).
+    pub fn moves_input(&self, e: &Expr) -> bool {
+        struct V<'l, 'a> {
+            lw: &'l Lowerer<'a>,
+            moved: bool,
+        }
+        impl V<'_, '_> {
+            fn input(&self, e: &Expr) -> bool {
+                self.lw.binding_of(e).is_some_and(|id| {
+                    matches!(
+                        self.lw.scopes.kind(id),
+                        Kind::Root { input: Some(_), .. } | Kind::Coll { input: Some(_) }
+                    )
+                })
+            }
+            fn borrowed(&mut self, e: &Expr) {
+                if !self.input(e) {
+                    syn::visit::Visit::visit_expr(self, e);
+                }
+            }
+        }
+        impl<'ast> syn::visit::Visit<'ast> for V<'_, '_> {
+            fn visit_expr(&mut self, e: &'ast Expr) {
+                match e {
+                    Expr::Path(_) if self.input(e) => self.moved = true,
+                    Expr::MethodCall(m) => {
+                        self.borrowed(&m.receiver);
+                        for a in &m.args {
+                            self.visit_expr(a);
+                        }
+                    }
+                    Expr::Reference(r) => self.borrowed(&r.expr),
+                    // `*y` of a `&`/`&mut` input is a place, not a move of `y`.
+                    Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.borrowed(&u.expr),
+                    Expr::Index(i) => {
+                        self.borrowed(&i.expr);
+                        self.visit_expr(&i.index);
+                    }
+                    Expr::Field(f) => self.borrowed(&f.base),
+                    _ => syn::visit::visit_expr(self, e),
+                }
+            }
+        }
+        let mut v = V {
+            lw: self,
+            moved: false,
+        };
+        syn::visit::Visit::visit_expr(&mut v, e);
+        v.moved
+    }
+
+    /// Wraps the function's tail expression with the input write-backs.
+    /// `moves` is whether the tail as written moves an input.
+    pub fn lower_tail(&mut self, e: Expr, moves: bool) -> Expr {
+        if self.exit.is_empty() {
+            return e;
+        }
+        self.exit_block(e, moves, false)
+    }
+}

@@ -1,0 +1,432 @@
+//! In-place ops: the functional twin of the op applied to the mutated
+//! view, and the commit that scatters it back into its root (in place when
+//! the root is uniquely held); metadata ops (`t_`, `transpose_`) grow a
+//! view chain; `resize_`.
+//!
+//! Input: `x.narrow(0, 0, 2).mul_(2.0);`
+//! Output: `let (v, s) = rt::view(&x, ..narrow..); let new = v.mul(2.0); rt::commit("mul_", &mut x, .., new, mode);`
+
+#[allow(unused_imports)]
+use super::*;
+
+impl Lowerer<'_> {
+    /// Lowers `e` if it is an in-place op call; `None` otherwise.
+    pub(super) fn try_inplace(&mut self, e: &Expr, want: Want) -> Option<Expr> {
+        let m = match e {
+            Expr::MethodCall(m) => m,
+            Expr::Paren(p) => return self.try_inplace(&p.expr, want),
+            _ => return None,
+        };
+        let name = m.method.to_string();
+        let info = optable::lookup(&name)?;
+        match info.kind {
+            OpKind::Inplace { functional } => Some(self.lower_inplace(m, functional, want)),
+            OpKind::InplaceView { view } => Some(self.lower_meta(m, view, want)),
+            OpKind::Resize => Some(self.lower_resize(m)),
+            _ => None,
+        }
+    }
+
+    pub(super) fn refuse_in_closure(&self, m: &syn::ExprMethodCall, root: Option<usize>) -> bool {
+        if self.closure_floor.is_empty() {
+            return false;
+        }
+        let captured = root.is_none_or(|r| self.captured(r));
+        if captured {
+            self.error(
+                m,
+                format!(
+                    "in-place `{}` inside a closure on a tensor from outside the closure: #[functionalize] cannot \
+                     see when the closure runs, so it cannot write the mutation back",
+                    m.method
+                ),
+                "write the loop as a `for` loop in the function body, or use the out-of-place op and return the \
+                 new value from the closure",
+            );
+        }
+        captured
+    }
+
+    pub(super) fn lower_inplace(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        functional: &str,
+        want: Want,
+    ) -> Expr {
+        let rt = rt();
+        let mode = self.mode;
+        let op = m.method.to_string();
+        let fname = Ident::new(functional, m.method.span());
+        let root = self.receiver_root(&m.receiver);
+        if self.refuse_in_closure(m, root) {
+            return Expr::MethodCall(m.clone());
+        }
+        // The receiver first, as Rust evaluates it: in `v.mul_(2.0).add_(&w)`
+        // the inner `mul_` runs before `&w` is read.
+        let target = self.target(&m.receiver);
+        let mut args = m.args.clone();
+        for a in args.iter_mut() {
+            self.visit_expr_mut(a);
+        }
+        match target {
+            None => {
+                let named = self.binding_of(&m.receiver).is_some();
+                let mut bare = &*m.receiver;
+                while let Expr::Paren(p) = bare {
+                    bare = &p.expr;
+                }
+                // A call, or arithmetic (`&s.a + 3.0`, `-x`), makes a new
+                // value whatever its operands' types.
+                let made = matches!(bare, Expr::Call(_) | Expr::MethodCall(_))
+                    || matches!(bare, Expr::Binary(b) if matches!(
+                        b.op,
+                        syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)
+                    ))
+                    || matches!(bare, Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)));
+                if !named && (self.is_tensor_expr(&m.receiver) || made) {
+                    // A fresh temporary (`(&a + 1.0).relu_()`): nothing else
+                    // can see it, so the functional op is the whole story.
+                    // At run time, check that it is one: a view of a
+                    // tensor the macro does not track would lose the write.
+                    let text = m.receiver.to_token_stream().to_string();
+                    let mut recv = (*m.receiver).clone();
+                    while let Expr::Paren(p) = recv {
+                        recv = *p.expr;
+                    }
+                    self.visit_expr_mut(&mut recv);
+                    let t = tmp("__fz_temp");
+                    return pq!({
+                        let #t = #recv;
+                        #rt::check_temp(#op, #text, &#t);
+                        #t.#fname(#args)
+                    });
+                }
+                self.error(
+                    &m.receiver,
+                    format!(
+                        "in-place `{op}` on `{}`, a value #[functionalize] cannot track (it is not a tensor \
+                         parameter or a tensor made in this function)",
+                        m.receiver.to_token_stream()
+                    ),
+                    "pass the tensor as a parameter (`&Tensor`, `&mut Tensor`, `&mut [Tensor]`), or bind it with \
+                     a type: `let x: Tensor = ...;`",
+                );
+                Expr::MethodCall(m.clone())
+            }
+            Some(Target::Refused) => Expr::MethodCall(m.clone()),
+            Some(Target::Place {
+                prelude,
+                place,
+                steps,
+            }) => {
+                let (target_id, alias) = match &place {
+                    Place::Var(id) => (*id, Some(*id)),
+                    Place::Index(id, _) => (*id, None),
+                };
+                self.mark_mutated(target_id);
+                let commit_root = self.scopes.root_of(target_id);
+                let fresh = if steps.is_empty() { alias } else { None };
+                let direct_root = steps.is_empty() && self.commit_root_of(&place).is_none();
+                if direct_root {
+                    self.note_commit(commit_root, fresh);
+                    return self.commit_direct(prelude, &place, &fname, &args, &op, want);
+                }
+                let chained = !prelude.is_empty();
+                let (mut stmts, pv, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
+                if chained && steps_may_copy(&steps) {
+                    // Each op of a chain re-makes the views from the place: a
+                    // copy `reshape` made would be made afresh (refused).
+                    stmts.push(pq!(#rt::check_chain_copy(#op, &#ps, &#s);));
+                }
+                // An alias commits into its root; views of a root place
+                // commit into the place itself.
+                let new = tmp("__fz_new");
+                // Views made in this statement: the runtime also handles the
+                // copies `reshape` & co. make (in the place, or in between).
+                match self.commit_root_of(&place) {
+                    Some((rv, rs))
+                        if !steps.is_empty()
+                            && (steps_may_copy(&steps) || !self.place_is_root(&place)) =>
+                    {
+                        stmts.push(pq!(let #new = #v.#fname(#args);));
+                        stmts.push(pq!(
+                        #rt::commit_from(#op, &mut #rv, &mut #rs, Some((&mut #pv, &mut #ps)), &mut #v, &mut #s, #new, #mode);
+                        ))
+                    }
+                    None if steps_may_copy(&steps) => {
+                        stmts.push(pq!(let #new = #v.#fname(#args);));
+                        stmts.push(pq!(
+                            #rt::commit_from(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new, #mode);
+                        ))
+                    }
+                    None if matches!(want, Want::Nothing)
+                        && window_step(&steps)
+                        && !args.iter().any(|a| mentions(a.to_token_stream(), &pv)) =>
+                    {
+                        // `root.narrow(..).copy_(x);`: the view is a
+                        // temporary, so the runtime needs no state for it
+                        // and writes straight into a uniquely held root.
+                        let Step::View(vm, vargs) = &steps[0] else {
+                            unreachable!("a multi-output step is not a statement's only step")
+                        };
+                        stmts.pop(); // the view `emit_steps_from` made: `update_view` makes it
+                        let fname_str = fname.to_string();
+                        let method = &m.method;
+                        let names = arg_names(args.len());
+                        let vals = args.iter();
+                        let tv = tmp("__fz_v");
+                        stmts.push(pq!(
+                            #rt::update_view(
+                                #op, #fname_str, &mut #pv, &mut #ps,
+                                #rt::ViewMeta::#vm(#vargs), #mode, (#(#vals,)*),
+                                |#tv, (#(#names,)*)| { #tv.#method(#(#names),*); },
+                                |#tv, (#(#names,)*)| #tv.#fname(#(#names),*),
+                            );
+                        ));
+                    }
+                    other => {
+                        // A view of the root: the in-place kernel may run on
+                        // the view when nobody else can observe it.
+                        let (rv, rs) = other.unwrap_or((pv, ps));
+                        let fname_str = fname.to_string();
+                        let method = &m.method;
+                        stmts.push(donating_update(
+                            &args,
+                            pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s)),
+                            |a| {
+                                pq!(
+                                    #v.#method(#a);
+                                    #rt::commit_donated(#op, #fname_str, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
+                                )
+                            },
+                            |a| {
+                                pq!(
+                                    let #new = #v.#fname(#a);
+                                    #rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);
+                                )
+                            },
+                        ));
+                    }
+                }
+                self.note_commit(commit_root, fresh);
+                let tail: Expr = match want {
+                    Want::Nothing => return pq!({ #(#stmts)* }),
+                    Want::Value => pq!(#rt::handle(&#v)),
+                    Want::Bound => pq!((#rt::handle(&#v), #s.clone())),
+                };
+                pq!({ #(#stmts)* #tail })
+            }
+        }
+    }
+
+    /// In-place op directly on a root place: a functional update.
+    pub(super) fn commit_direct(
+        &mut self,
+        prelude: Vec<Stmt>,
+        place: &Place,
+        f: &Ident,
+        args: &Args,
+        op: &str,
+        want: Want,
+    ) -> Expr {
+        let rt = rt();
+        let mut stmts = prelude;
+        let new = tmp("__fz_new");
+        let index_tmp = tmp("__fz_index");
+        let (value, state): (TokenStream, Option<TokenStream>) = match place {
+            Place::Var(id) => {
+                let v = self.var(*id);
+                match self.scopes.kind(*id) {
+                    Kind::ElemRef { .. } => (quote!((*#v)), None),
+                    _ if self.has_state(*id) => {
+                        let s = state_ident(*id);
+                        (quote!(#v), Some(quote!(#s)))
+                    }
+                    _ => (quote!(#v), None),
+                }
+            }
+            Place::Index(id, index) => {
+                let v = self.var(*id);
+                stmts.push(pq!(let #index_tmp: usize = #index;));
+                (quote!(#v[#index_tmp]), None)
+            }
+        };
+        let inplace = Ident::new(op, f.span());
+        let fname = f.to_string();
+        // The test: an input's buffer may be updated in place while the
+        // caller's tensor is its only other handle (see `rt::Tracked::input`).
+        let test: Stmt = match (place, &state) {
+            (_, Some(s)) => pq!(#rt::can_donate_root(&#value, &#s)),
+            (Place::Index(id, _), None) if self.is_input_coll(*id) => {
+                let caller = input_ident(*id);
+                pq!(#rt::can_donate_elem(&#value, #caller.get(#index_tmp)))
+            }
+            _ => pq!(#rt::can_donate(&#value)),
+        };
+        stmts.push(donating_update(
+            args,
+            test,
+            |a| match &state {
+                Some(s) => pq!(
+                    #value.#inplace(#a);
+                    #rt::donated_root(#op, #fname, &mut #value, &mut #s);
+                ),
+                None => pq!(
+                    #value.#inplace(#a);
+                    #rt::donated(#fname, &mut #value);
+                ),
+            },
+            |a| match &state {
+                Some(s) => pq!(
+                    let #new = #value.#f(#a);
+                    #rt::commit_root(#op, &mut #value, &mut #s, #new);
+                ),
+                None => pq!(
+                    let #new = #value.#f(#a);
+                    #value = #new;
+                ),
+            },
+        ));
+        let tail: Expr = match (want, &state) {
+            (Want::Nothing, _) => return pq!({ #(#stmts)* }),
+            (Want::Value, _) => pq!(#rt::handle(&#value)),
+            (Want::Bound, Some(s)) => pq!((#rt::handle(&#value), #s.clone())),
+            (Want::Bound, None) => {
+                pq!((#rt::handle(&#value), #rt::Tracked::root(&#value)))
+            }
+        };
+        pq!({ #(#stmts)* #tail })
+    }
+
+    pub(super) fn lower_meta(&mut self, m: &syn::ExprMethodCall, view: &str, want: Want) -> Expr {
+        let rt = rt();
+        let mode = self.mode;
+        let meta = Ident::new(view, m.method.span());
+        let mut args = m.args.clone();
+        for a in args.iter_mut() {
+            self.visit_expr_mut(a);
+        }
+        let Some(id) = self.binding_of(&m.receiver) else {
+            let mut e = Expr::MethodCall(m.clone());
+            visit_mut::visit_expr_mut(self, &mut e);
+            return e;
+        };
+        let v = self.var(id);
+        let s = state_ident(id);
+        // `let w = v.t_();` binds an alias of `v`'s root: value and state.
+        let tail: TokenStream = match want {
+            Want::Nothing => TokenStream::new(),
+            Want::Value => quote!(#rt::handle(&#v)),
+            Want::Bound if self.has_state(id) => quote!((#rt::handle(&#v), #s.clone())),
+            Want::Bound => quote!((#rt::handle(&#v), #rt::Tracked::root(&#v))),
+        };
+        match self.scopes.kind(id).clone() {
+            Kind::Root { .. } if !self.based(id) => {
+                self.found.meta.insert(id);
+                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
+            }
+            Kind::Root { .. } | Kind::Alias { .. } if self.has_state(id) => {
+                if let Kind::Root { .. } = self.scopes.kind(id) {
+                    self.found.meta.insert(id);
+                }
+                self.need_sync(id);
+                pq!({ #rt::meta_inplace(&mut #v, &mut #s, #rt::ViewMeta::#meta(#args), #mode); #tail })
+            }
+            Kind::Alias { .. } => {
+                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
+            }
+            _ => {
+                let mut e = Expr::MethodCall(m.clone());
+                visit_mut::visit_expr_mut(self, &mut e);
+                e
+            }
+        }
+    }
+
+    pub(super) fn lower_resize(&mut self, m: &syn::ExprMethodCall) -> Expr {
+        let rt = rt();
+        let mut args = m.args.clone();
+        for a in args.iter_mut() {
+            self.visit_expr_mut(a);
+        }
+        match self
+            .binding_of(&m.receiver)
+            .map(|id| (id, self.scopes.kind(id).clone()))
+        {
+            Some((id, Kind::Root { .. })) => {
+                self.mark_mutated(id);
+                let viewed = self.scopes.bindings.iter().any(
+                    |b| matches!(b.kind, Kind::Alias { root } | Kind::Multi { root } if root == id),
+                );
+                if viewed {
+                    // The views keep addressing the storage as laid out
+                    // before; replaying them on the new layout would not.
+                    self.error(
+                        m,
+                        format!(
+                            "`resize_` on `{}`, which has views: #[functionalize] cannot keep them in sync \
+                             with the resized tensor",
+                            self.scopes.ident(id)
+                        ),
+                        "resize before making views of it, or resize a `.clone()`",
+                    );
+                }
+                // A root resized more than once (or in a loop) is held as a
+                // view of a hidden base standing for its storage, which
+                // keeps the elements a smaller size hides for a later
+                // larger one (the next pass has the base). One resize of a
+                // root is a functional `resize` of it.
+                *self.found.resizes.entry(id).or_default() += 1;
+                let keep_tail =
+                    self.loop_depth > 0 || self.facts.resizes.get(&id).is_some_and(|&n| n > 1);
+                if keep_tail {
+                    self.found.meta.insert(id);
+                }
+                let v = self.var(id);
+                if self.based(id) {
+                    let s = state_ident(id);
+                    let (b, bs) = (base_ident(id), base_state_ident(id));
+                    let name = self.scopes.ident(id).to_string();
+                    let mode = self.mode;
+                    pq!(#rt::resize_root(#name, &mut #v, &mut #s, (&mut #b, &mut #bs), #args, #keep_tail, #mode))
+                } else if self.has_state(id) {
+                    let s = state_ident(id);
+                    pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
+                } else {
+                    pq!({ #v = #rt::resized(&#v, #args); #rt::handle(&#v) })
+                }
+            }
+            Some((id, Kind::Alias { .. })) => {
+                // Shrinking a view is a new view of its first elements;
+                // growing it panics with PyTorch's message (rt::resize_view).
+                self.mark_mutated(id);
+                if !self.has_state(id) {
+                    // Learned on this pass; the next one has the state.
+                    return Expr::MethodCall(m.clone());
+                }
+                self.need_sync(id);
+                let (v, s) = (self.var(id), state_ident(id));
+                let name = self.scopes.ident(id).to_string();
+                let mode = self.mode;
+                pq!(#rt::resize_view(#name, &mut #v, &mut #s, #args, #mode))
+            }
+            _ => {
+                self.error(
+                    m,
+                    "`resize_` on a view: functionalization cannot grow a tensor that shares its storage \
+                     (\"Attempted to resize a view tensor to a larger size\")",
+                    "resize a fresh tensor (e.g. `.clone()` the view first), or build the new tensor with \
+                     `Tensor::zeros` and copy into a `narrow` of it",
+                );
+                Expr::MethodCall(m.clone())
+            }
+        }
+    }
+
+    /// A view chain only read: plain view values (or `*_copy`s by mode).
+    pub(super) fn plain_value(&mut self, e: &Expr) -> Expr {
+        let mut e = e.clone();
+        self.visit_expr_mut(&mut e);
+        e
+    }
+}

@@ -1,0 +1,174 @@
+//! Loops over tensors and collections: `for r in x.unbind(0)` binds views,
+//! `for t in xs.iter()` elements whose mutation is written back to the
+//! collection (`iter` becomes `iter_mut` when needed).
+
+#[allow(unused_imports)]
+use super::*;
+
+impl Lowerer<'_> {
+    pub(super) fn lower_for(&mut self, e: &mut Expr) {
+        let Expr::ForLoop(f) = e else { return };
+        let rt = rt();
+        let mode = self.mode;
+        self.scopes.push();
+        let expr = (*f.expr).clone();
+        let ident = Self::pat_ident(&f.pat);
+        if let Some(ident) = &ident
+            && let Some(coll) = self.elem_alias_coll(&expr)
+        {
+            // `for r in xs[i].unbind(0)`: plain values, watched like a `let`.
+            self.visit_expr_mut(&mut f.expr);
+            let id = self.scopes.declare(
+                ident,
+                Kind::Root {
+                    input: None,
+                    known: true,
+                },
+            );
+            self.elem_aliases.push((id, coll));
+            self.visit_block_mut(&mut f.body);
+            self.scopes.pop();
+            return;
+        }
+        // `for r in x.unbind(0) { .. }`: r is a view of x's root.
+        if let Some(ident) = ident.clone()
+            && let Some((prelude, place, steps, Some((method, args)))) = self.view_chain(&expr)
+            && let Some(root) = self.place_root(&place)
+        {
+            if self.tracked_root(root) {
+                let (stmts, _, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
+                let id = self.scopes.declare(&ident, Kind::Alias { root });
+                let st = state_ident(id);
+                let vals = tmp("__fz_values");
+                let sts = tmp("__fz_states");
+                self.visit_block_mut(&mut f.body);
+                let body = &f.body;
+                let label = &f.label;
+                let may_copy = steps_may_copy(&steps);
+                let bind: Option<Stmt> = may_copy.then(|| pq!(#rt::bind_views(&#ps, &mut #sts);));
+                let mutability = may_copy.then(|| quote!(mut));
+                let new: Expr = pq!({
+                    #(#stmts)*
+                    let (#vals, #mutability #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
+                    #bind
+                    #label for (mut #ident, mut #st) in ::core::iter::zip(#vals, #sts) #body
+                });
+                self.scopes.pop();
+                *e = new;
+                return;
+            }
+            self.visit_expr_mut(&mut f.expr);
+            let mut pat = (*f.pat).clone();
+            self.declare_pat(&mut pat, Kind::Alias { root });
+            self.visit_block_mut(&mut f.body);
+            self.scopes.pop();
+            return;
+        }
+        // Loops over collections of tensors: the loop variables are elements.
+        let shape = self.iter_shape(&f.expr);
+        let mut expr = (*f.expr).clone();
+        if let Some(shape) = &shape {
+            self.converted.clear();
+            self.mutable_iter(&mut expr, shape);
+            *f.expr = expr;
+            let mut pat = (*f.pat).clone();
+            self.bind_iter_pat(&mut pat, shape);
+            self.converted.clear();
+            *f.pat = pat;
+        } else {
+            self.visit_expr_mut(&mut f.expr);
+            self.declare_other(&f.pat);
+        }
+        self.visit_block_mut(&mut f.body);
+        self.scopes.pop();
+    }
+
+    pub(super) fn iter_shape(&self, e: &Expr) -> Option<IterShape> {
+        match e {
+            Expr::Reference(r) => self.iter_shape(&r.expr),
+            Expr::Paren(p) => self.iter_shape(&p.expr),
+            Expr::Path(_) => {
+                let id = self.binding_of(e)?;
+                matches!(self.scopes.kind(id), Kind::Coll { .. }).then_some(IterShape::Coll(id))
+            }
+            Expr::MethodCall(m) => match m.method.to_string().as_str() {
+                "iter" | "iter_mut" | "into_iter" => self.iter_shape(&m.receiver),
+                "enumerate" => Some(IterShape::Enumerate(Box::new(
+                    self.iter_shape(&m.receiver)?,
+                ))),
+                "zip" => Some(IterShape::Zip(
+                    Box::new(self.iter_shape(&m.receiver).unwrap_or(IterShape::Other)),
+                    Box::new(
+                        m.args
+                            .first()
+                            .and_then(|a| self.iter_shape(a))
+                            .unwrap_or(IterShape::Other),
+                    ),
+                )),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Makes iteration over mutated collections yield `&mut` elements of
+    /// the functional copies.
+    pub(super) fn mutable_iter(&mut self, e: &mut Expr, shape: &IterShape) {
+        match (e, shape) {
+            (e, IterShape::Coll(id)) if self.facts.mutated.contains(id) => {
+                // `d.iter()` / `&d` / `d` of a `&[Tensor]` yields `&Tensor`.
+                let yields_mut = match &*e {
+                    Expr::MethodCall(m) => m.method == "iter_mut",
+                    Expr::Reference(r) => r.mutability.is_some(),
+                    _ => matches!(
+                        self.scopes.kind(*id),
+                        Kind::Coll {
+                            input: Some((Passing::RefMut, _))
+                        }
+                    ),
+                };
+                if !yields_mut {
+                    self.converted.push(*id);
+                }
+                let ident = self.var(*id);
+                *e = pq!(#ident.iter_mut());
+            }
+            (Expr::MethodCall(m), IterShape::Enumerate(inner)) => {
+                self.mutable_iter(&mut m.receiver, inner)
+            }
+            (Expr::MethodCall(m), IterShape::Zip(a, b)) => {
+                self.mutable_iter(&mut m.receiver, a);
+                if let Some(arg) = m.args.first_mut() {
+                    self.mutable_iter(arg, b);
+                }
+            }
+            (e, _) => self.visit_expr_mut(e),
+        }
+    }
+
+    pub(super) fn bind_iter_pat(&mut self, pat: &mut Pat, shape: &IterShape) {
+        match (pat, shape) {
+            (Pat::Ident(pi), IterShape::Coll(id)) => {
+                let b = self.scopes.declare(&pi.ident, Kind::ElemRef { coll: *id });
+                if self.converted.contains(id) {
+                    self.shared_elems.push(b);
+                }
+            }
+            (Pat::Tuple(t), IterShape::Enumerate(inner)) if t.elems.len() == 2 => {
+                let mut it = t.elems.iter_mut();
+                let first = it.next().expect("two elements");
+                self.declare_other(first);
+                let second = it.next().expect("two elements");
+                self.bind_iter_pat(second, inner);
+            }
+            (Pat::Tuple(t), IterShape::Zip(a, b)) if t.elems.len() == 2 => {
+                let mut it = t.elems.iter_mut();
+                let first = it.next().expect("two elements");
+                self.bind_iter_pat(first, a);
+                let second = it.next().expect("two elements");
+                self.bind_iter_pat(second, b);
+            }
+            (p, _) => self.declare_other(p),
+        }
+    }
+}

@@ -1,0 +1,511 @@
+//! Rewrites a function body: in-place ops become functional ops whose
+//! results are committed back into their roots, views become tracked
+//! aliases (or `*_copy`s), stale aliases are regenerated where they are
+//! used, and every exit writes mutated inputs back.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::visit_mut::{self, VisitMut};
+use syn::{Block, Expr, Ident, Pat, Stmt, Token};
+
+use funcz_optable::{self as optable, OpKind};
+
+use crate::ctxt::Ctxt;
+use crate::params::{Passing, is_tensor_type};
+use crate::scope::{Facts, Kind, Scopes, base_ident, base_state_ident, input_ident, state_ident};
+
+/// Read-only `Tensor` methods that are not ops (queries): calling them is
+/// never a mutation.
+const QUERIES: &[&str] = &[
+    "shape",
+    "size",
+    "strides",
+    "numel",
+    "dim",
+    "is_contiguous",
+    "to_vec",
+    "item",
+    "to_ndarray",
+    "allclose",
+    "equal",
+    "version",
+    "id",
+    "same_storage",
+    "storage_offset",
+    "layout",
+    "storage_use_count",
+    "len",
+    "is_empty",
+];
+
+/// Methods of a slice or `Vec` of tensors that neither reorder nor replace
+/// elements.
+const COLL_READS: &[&str] = &[
+    "len",
+    "is_empty",
+    "iter",
+    "get",
+    "first",
+    "last",
+    "contains",
+    "to_vec",
+    "clone",
+    "as_slice",
+    "windows",
+    "chunks",
+    "split_at",
+    "split_first",
+    "split_last",
+    "into_iter",
+    "capacity",
+    "iter_mut",
+];
+
+type Args = Punctuated<Expr, Token![,]>;
+
+/// One view applied on the way from a place to the mutated tensor.
+#[derive(Clone)]
+enum Step {
+    View(Ident, Args),
+    MultiOut(Ident, Args, Expr),
+}
+
+/// Where a tensor lives: a variable, or an element of a collection.
+#[derive(Clone)]
+enum Place {
+    Var(usize),
+    Index(usize, Expr),
+}
+
+#[allow(clippy::large_enum_variant)] // short-lived, one per in-place call
+enum Target {
+    Place {
+        prelude: Vec<Stmt>,
+        place: Place,
+        steps: Vec<Step>,
+    },
+    Refused,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Want {
+    Nothing,
+    Value,
+    Bound,
+}
+
+pub(crate) struct Lowerer<'a> {
+    pub cx: &'a Ctxt,
+    pub mode: crate::attr::Remove,
+    pub facts: Facts,
+    pub found: Facts,
+    pub scopes: Scopes,
+    pub fn_name: String,
+    /// Statements that write mutated inputs back (emitted at every exit).
+    pub exit: Vec<Stmt>,
+    /// Tracked field places: (`self.cache`, the binding of the base it
+    /// starts from when it was looked up at entry, the place's binding).
+    pub places: Vec<(String, Option<usize>, usize)>,
+    /// `("name", expr)` of every tensor input, for freshness checks.
+    pub inputs: Vec<(String, TokenStream)>,
+    pre: Vec<Vec<Stmt>>,
+    /// Bindings already synced before the statement being lowered.
+    synced: Vec<Vec<usize>>,
+    /// Per open statement: roots mutated so far in it (nested statements
+    /// included), and aliases a commit made current again.
+    stmt_mutated: Vec<Vec<usize>>,
+    stmt_fresh: Vec<Vec<usize>>,
+    closure_floor: Vec<usize>,
+    /// How many `let` statements are being lowered (closures made inside
+    /// one may outlive the statement).
+    let_depth: usize,
+    /// How many loops enclose the code being lowered.
+    loop_depth: usize,
+    /// Per open closure: whether it was made inside a `let`.
+    closure_escapes: Vec<bool>,
+    /// Bindings that are views of a collection element, with the collection.
+    elem_aliases: Vec<(usize, usize)>,
+    /// Collections whose `.iter()` the current loop turned into `.iter_mut()`.
+    converted: Vec<usize>,
+    /// Loop variables over such a collection: `&Tensor` in the original, so
+    /// read as `&*t`.
+    shared_elems: Vec<usize>,
+    copies: bool,
+    /// Set when a `let` pattern was given a `mut` the user did not write
+    /// (the lowering may reassign it): that `let` gets
+    /// `#[allow(unused_mut)]`, and the user's own lints stay on.
+    added_mut: bool,
+}
+
+/// Generated code is kept as tokens (`Verbatim`) rather than re-parsed:
+/// the macro never inspects what it generated, and parsing every snippet
+/// dominated expansion time.
+trait FromTokens {
+    fn from_tokens(ts: TokenStream) -> Self;
+}
+
+impl FromTokens for Stmt {
+    fn from_tokens(ts: TokenStream) -> Self {
+        // An item-position statement: never mistaken for a tail expression.
+        Stmt::Item(syn::Item::Verbatim(ts))
+    }
+}
+
+impl FromTokens for Expr {
+    fn from_tokens(ts: TokenStream) -> Self {
+        Expr::Verbatim(ts)
+    }
+}
+
+thread_local! {
+    static DRY_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with code generation turned off: a pass that only learns which
+/// roots are mutated does not need the tokens it would write.
+pub(crate) fn with_dry_run<R>(dry: bool, f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            DRY_RUN.with(|d| d.set(self.0));
+        }
+    }
+    let _reset = Reset(DRY_RUN.with(|d| d.replace(dry)));
+    f()
+}
+
+fn dry_run() -> bool {
+    DRY_RUN.with(|d| d.get())
+}
+
+macro_rules! pq {
+    ($($t:tt)*) => {
+        if dry_run() {
+            FromTokens::from_tokens(TokenStream::new())
+        } else {
+            FromTokens::from_tokens(quote!($($t)*))
+        }
+    };
+}
+
+/// Runs `f` with at least 128 KiB of stack left, switching to a new 8 MiB
+/// segment when less is (the expansion recurses once per link of a chain).
+pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(128 * 1024, 8 * 1024 * 1024, f)
+}
+
+fn rt() -> TokenStream {
+    // Not cached: proc_macro tokens must not outlive one expansion.
+    quote!(::funcz::rt)
+}
+
+fn tmp(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+impl<'a> Lowerer<'a> {
+    pub fn new(cx: &'a Ctxt, mode: crate::attr::Remove, facts: Facts, fn_name: String) -> Self {
+        Lowerer {
+            cx,
+            mode,
+            facts,
+            found: Facts::default(),
+            scopes: Scopes::default(),
+            fn_name,
+            exit: Vec::new(),
+            inputs: Vec::new(),
+            places: Vec::new(),
+            copies: mode == crate::attr::Remove::MutationsAndViews,
+            added_mut: false,
+            pre: Vec::new(),
+            synced: Vec::new(),
+            stmt_mutated: Vec::new(),
+            stmt_fresh: Vec::new(),
+            closure_floor: Vec::new(),
+            let_depth: 0,
+            loop_depth: 0,
+            closure_escapes: Vec::new(),
+            elem_aliases: Vec::new(),
+            converted: Vec::new(),
+            shared_elems: Vec::new(),
+        }
+    }
+
+    pub(crate) fn error(
+        &self,
+        tokens: impl ToTokens,
+        msg: impl std::fmt::Display,
+        help: impl std::fmt::Display,
+    ) {
+        self.cx.error(tokens, msg, help);
+    }
+
+    // ---------- facts about bindings ----------
+
+    // ---------- blocks and statements ----------
+
+    // ---------- in-place ops ----------
+
+    // ---------- exits ----------
+}
+
+/// True if `steps` is one view whose inverse is a scatter into a window
+/// (`narrow`, `slice`, `select`, `diagonal`): `rt::update_view` writes such
+/// a view of a uniquely held root in place.
+fn window_step(steps: &[Step]) -> bool {
+    use optable::Inverse::*;
+    match steps {
+        [Step::View(m, _)] => matches!(
+            optable::lookup(&m.to_string()).map(|i| i.kind),
+            Some(OpKind::View {
+                inverse: SliceScatter | SelectScatter | DiagonalScatter,
+                ..
+            })
+        ),
+        _ => false,
+    }
+}
+
+/// True if `tokens` mention an identifier of `place` (an argument that
+/// borrows the place cannot be passed beside `&mut place`).
+fn mentions(tokens: TokenStream, place: &TokenStream) -> bool {
+    fn idents(ts: TokenStream, out: &mut Vec<Ident>) {
+        for t in ts {
+            match t {
+                TokenTree::Ident(i) => out.push(i),
+                TokenTree::Group(g) => idents(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut want = Vec::new();
+    idents(place.clone(), &mut want);
+    let mut seen = Vec::new();
+    idents(tokens, &mut seen);
+    seen.iter().any(|i| want.contains(i))
+}
+
+/// A functional update with buffer donation. The arguments are evaluated
+/// first, into bindings of a `match` (so their temporaries live through
+/// the update, as in the original call), then `test` asks the runtime
+/// whether nobody else can observe the old value's buffer: if so,
+/// `inplace` runs the in-place kernel on it and records the result as the
+/// functional op with a fresh identity; otherwise `functional` computes a
+/// fresh value and commits it. Each closure receives the argument list to
+/// call with. The test runs after every piece of user code in the
+/// arguments, so a handle they make to the buffer blocks the donation.
+fn donating_update(
+    args: &Args,
+    test: Stmt,
+    inplace: impl FnOnce(&TokenStream) -> Stmt,
+    functional: impl FnOnce(&TokenStream) -> Stmt,
+) -> Stmt {
+    let names = arg_names(args.len());
+    let a = quote!(#(#names),*);
+    let inplace = inplace(&a);
+    let functional = functional(&a);
+    let update = quote!(if #test { #inplace } else { #functional });
+    if args.is_empty() {
+        return pq!(#update);
+    }
+    let values = args.iter();
+    pq!(match (#(#values,)*) { (#(#names,)*) => #update })
+}
+
+/// The bindings of `n` evaluated in-place op arguments.
+fn arg_names(n: usize) -> Vec<Ident> {
+    (0..n).map(|k| tmp(&format!("__fz_arg{k}"))).collect()
+}
+
+/// `e` without the in-place ops applied on top of it: the receiver they
+/// all mutate (`x.narrow(0, 0, 1)` for `x.narrow(0, 0, 1).mul_(2.0).t_()`).
+fn peel_inplace(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => peel_inplace(&p.expr),
+        Expr::MethodCall(m)
+            if matches!(
+                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. })
+            ) =>
+        {
+            peel_inplace(&m.receiver)
+        }
+        _ => e,
+    }
+}
+
+fn scan_tokens(ts: TokenStream, f: &mut impl FnMut(bool, &Ident)) {
+    let mut prev_dot = false;
+    for tt in ts {
+        match &tt {
+            TokenTree::Group(g) => {
+                scan_tokens(g.stream(), f);
+                prev_dot = false;
+            }
+            TokenTree::Ident(i) => {
+                f(prev_dot, i);
+                prev_dot = false;
+            }
+            TokenTree::Punct(p) => prev_dot = p.as_char() == '.',
+            TokenTree::Literal(_) => prev_dot = false,
+        }
+    }
+}
+
+/// The tail expressions of an `if`/`match`/block (the values it can take).
+fn tails(e: &Expr) -> Vec<&Expr> {
+    fn block_tail(b: &Block) -> Vec<&Expr> {
+        match b.stmts.last() {
+            Some(Stmt::Expr(e, None)) => tails(e),
+            _ => Vec::new(),
+        }
+    }
+    match e {
+        Expr::If(i) => {
+            let mut v = block_tail(&i.then_branch);
+            if let Some((_, els)) = &i.else_branch {
+                v.extend(tails(els));
+            }
+            v
+        }
+        Expr::Match(m) => m.arms.iter().flat_map(|a| tails(&a.body)).collect(),
+        Expr::Block(b) => block_tail(&b.block),
+        Expr::Paren(p) => tails(&p.expr),
+        other => vec![other],
+    }
+}
+
+impl VisitMut for Lowerer<'_> {
+    fn visit_block_mut(&mut self, b: &mut Block) {
+        self.scopes.push();
+        let stmts = std::mem::take(&mut b.stmts);
+        b.stmts = self.lower_stmts(stmts);
+        self.scopes.pop();
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        // Long chains (`x.add_(1).add_(1)...`, `a + b + ...`, nested blocks)
+        // recurse once per link: grow the stack instead of overflowing it.
+        grow(|| {
+            let looping = matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_));
+            self.loop_depth += usize::from(looping);
+            self.lower_expr(e);
+            self.loop_depth -= usize::from(looping);
+        })
+    }
+}
+
+/// The identifiers a format string captures implicitly (`{x}`, `{x:?}`,
+/// `{x:>8}`), not positional (`{}`, `{0}`) or escaped (`{{`).
+fn format_captures(fmt: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '{' {
+            continue;
+        }
+        if chars.peek() == Some(&'{') {
+            chars.next();
+            continue;
+        }
+        let mut name = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_alphanumeric() || c == '_' {
+                name.push(c);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        if name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && !out.contains(&name)
+        {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Whether the method call returns (a view of) its receiver's storage: a
+/// view op or an in-place op of the op table.
+fn passes_storage(m: &syn::ExprMethodCall) -> bool {
+    matches!(
+        optable::lookup(&m.method.to_string()).map(|i| i.kind),
+        Some(
+            OpKind::View { .. }
+                | OpKind::MaybeView { .. }
+                | OpKind::MultiView { .. }
+                | OpKind::Inplace { .. }
+                | OpKind::InplaceView { .. }
+        )
+    )
+}
+
+fn is_compound(op: &syn::BinOp) -> bool {
+    matches!(
+        op,
+        syn::BinOp::AddAssign(_)
+            | syn::BinOp::SubAssign(_)
+            | syn::BinOp::MulAssign(_)
+            | syn::BinOp::DivAssign(_)
+    )
+}
+
+#[derive(Clone, Debug)]
+enum IterShape {
+    Coll(usize),
+    Enumerate(Box<IterShape>),
+    Zip(Box<IterShape>, Box<IterShape>),
+    Other,
+}
+
+/// True if a view step may copy (`reshape`, `flatten`, `contiguous`): the
+/// runtime then has a copy's bookkeeping to do (`bind_view`, `commit_from`).
+fn steps_may_copy(steps: &[Step]) -> bool {
+    steps.iter().any(|s| {
+        matches!(s, Step::View(m, _) if matches!(
+            optable::lookup(&m.to_string()).map(|i| i.kind),
+            Some(OpKind::MaybeView { .. })
+        ))
+    })
+}
+
+/// `(&mut y).op(..)` -> `y.op(..)` for a `&self` tensor method on a
+/// shadowed `&mut` input (a mutable borrow of the receiver would conflict
+/// with reads of `y` in the arguments: `y.mul(&*y)`).
+fn unmut_receiver(e: &mut Expr) {
+    if let Expr::MethodCall(m) = e
+        && let Expr::Paren(p) = &*m.receiver
+        && let Expr::Reference(r) = &*p.expr
+        && r.mutability.is_some()
+        && matches!(&*r.expr, Expr::Path(_))
+    {
+        let inner = (*r.expr).clone();
+        *m.receiver = inner;
+    }
+}
+
+fn parse_quote_spanned_ref(ident: &Ident, by_mut: bool) -> Expr {
+    let span = ident.span();
+    if by_mut {
+        syn::parse2(quote_spanned!(span=> (&mut #ident))).expect("a reference expression")
+    } else {
+        syn::parse2(quote_spanned!(span=> (&#ident))).expect("a reference expression")
+    }
+}
+
+mod assign;
+mod exits;
+mod expr;
+mod facts;
+mod inplace;
+mod loops;
+mod macros;
+mod opaque;
+mod stmts;
+mod target;

@@ -1,0 +1,339 @@
+//! Calls the macro cannot see into: tracked tensors passed by reference
+//! are checked with their storage's version counter around the call, and
+//! written back when it changed.
+//!
+//! Input: `helper(&x.narrow(0, 0, 2))` in copies mode.
+//! Output: `let a = narrow_copy(x); let ver = rt::version(&a); helper(&a); if changed { lowered x.narrow(0, 0, 2).copy_(&a) }`
+
+#[allow(unused_imports)]
+use super::*;
+
+impl Lowerer<'_> {
+    /// A call the macro cannot see into: tracked tensors passed to it may
+    /// come back mutated (checked with the storage version counter).
+    pub(super) fn opaque_call(&mut self, e: &mut Expr) {
+        let rt = rt();
+        let mode = self.mode;
+        // Which tracked bindings does the call receive by reference?
+        let mut passed: Vec<(usize, bool)> = Vec::new();
+        // Elements `p[i]` of multi-output views it receives (or is called on).
+        let mut elems: Vec<(usize, Expr)> = Vec::new();
+        let multi_elem = |this: &Self, a: &Expr| -> Option<(usize, Expr)> {
+            let inner = match a {
+                Expr::Reference(r) => &*r.expr,
+                other => other,
+            };
+            match inner {
+                Expr::Index(ix) => this
+                    .binding_of(&ix.expr)
+                    .filter(|&id| matches!(this.scopes.kind(id), Kind::Multi { .. }))
+                    .map(|id| (id, (*ix.index).clone())),
+                _ => None,
+            }
+        };
+        match &*e {
+            Expr::Call(c) => elems.extend(c.args.iter().filter_map(|a| multi_elem(self, a))),
+            Expr::MethodCall(m) => {
+                elems.extend(multi_elem(self, &m.receiver));
+                elems.extend(m.args.iter().filter_map(|a| multi_elem(self, a)));
+            }
+            _ => {}
+        }
+        let collect = |this: &Self, a: &Expr, passed: &mut Vec<(usize, bool)>| {
+            let (inner, by_mut) = match a {
+                Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
+                other => (other, false),
+            };
+            if let Some(id) = this.binding_of(inner)
+                && matches!(this.scopes.kind(id), Kind::Alias { .. } | Kind::Root { .. })
+            {
+                let borrowed = matches!(a, Expr::Reference(_))
+                    || matches!(
+                        this.scopes.kind(id),
+                        Kind::Root {
+                            input: Some(Passing::Ref | Passing::RefMut),
+                            ..
+                        }
+                    );
+                if borrowed {
+                    passed.push((id, by_mut));
+                }
+            }
+        };
+        match &*e {
+            Expr::Call(c) => {
+                for a in &c.args {
+                    collect(self, a, &mut passed);
+                }
+            }
+            Expr::MethodCall(m) => {
+                if let Some(id) = self.binding_of(&m.receiver)
+                    && matches!(self.scopes.kind(id), Kind::Alias { .. } | Kind::Root { .. })
+                {
+                    passed.push((id, false));
+                }
+                for a in &m.args {
+                    collect(self, a, &mut passed);
+                }
+            }
+            _ => {}
+        }
+        // Views of collection elements cannot be written back: refused at
+        // run time if the call mutates one.
+        let elem_views: Vec<usize> = passed
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| self.elem_aliases.iter().any(|(a, _)| a == id))
+            .collect();
+        let passed_all = passed.clone();
+        // Only aliases, and roots that have aliases, need anything done.
+        passed.retain(|(id, _)| match self.scopes.kind(*id) {
+            Kind::Alias { .. } => true,
+            Kind::Root { .. } => self.facts.mutated.contains(id) && self.has_aliases(*id),
+            _ => false,
+        });
+        for (id, _) in &passed {
+            if let Kind::Alias { .. } = self.scopes.kind(*id) {
+                self.mark_mutated(*id);
+            }
+        }
+        // A root with aliases that the call may mutate: track it, so that
+        // its aliases are regenerated if it does.
+        for (id, _) in passed_all.iter() {
+            if matches!(self.scopes.kind(*id), Kind::Root { .. }) && self.has_aliases(*id) {
+                self.mark_mutated(*id);
+            }
+        }
+        for (id, _) in &elems {
+            self.mark_mutated(*id);
+        }
+        // A `&mut Tensor` input passed on as is, or a root passed by `&mut`:
+        // the call may replace its tensor, so it is tracked (see below).
+        for (id, by_mut) in passed_all.iter() {
+            let mut_input = matches!(
+                self.scopes.kind(*id),
+                Kind::Root {
+                    input: Some(Passing::RefMut),
+                    ..
+                }
+            );
+            if (*by_mut || mut_input) && matches!(self.scopes.kind(*id), Kind::Root { .. }) {
+                self.mark_mutated(*id);
+            }
+        }
+        // `xs.swap(0, 1)` on a tracked collection: its elements may now sit
+        // at other indices than their buffers' callers; detach them.
+        let detach = if let Expr::MethodCall(m) = &*e
+            && let Some(id) = self.binding_of(&m.receiver)
+            && matches!(self.scopes.kind(id), Kind::Coll { .. })
+            && self.facts.mutated.contains(&id)
+            && !COLL_READS.contains(&m.method.to_string().as_str())
+        {
+            let v = self.var(id);
+            Some(pq!(#rt::detach_all(&mut #v[..]);))
+        } else {
+            None
+        };
+        if let Expr::MethodCall(m) = &*e
+            && matches!(
+                m.method.to_string().as_str(),
+                "push" | "insert" | "push_back" | "push_front" | "extend"
+            )
+        {
+            for a in m.args.iter() {
+                self.check_stored(a, true);
+            }
+        }
+        let mut arg_before = Vec::new();
+        let mut arg_after = Vec::new();
+        self.visit_opaque_args(e, &mut arg_before, &mut arg_after);
+        arg_after.extend(detach);
+        let replaceable = passed_all.iter().any(|(id, by_mut)| {
+            (*by_mut
+                || matches!(
+                    self.scopes.kind(*id),
+                    Kind::Root {
+                        input: Some(Passing::RefMut),
+                        ..
+                    }
+                ))
+                && matches!(self.scopes.kind(*id), Kind::Root { .. })
+                && self.has_state(*id)
+        });
+        if passed.is_empty()
+            && elems.is_empty()
+            && elem_views.is_empty()
+            && !replaceable
+            && arg_before.is_empty()
+            && arg_after.is_empty()
+        {
+            return;
+        }
+        let mut before = arg_before;
+        let mut after = arg_after;
+        let what = self.fn_name.clone();
+        for (k, (id, index)) in elems.iter().enumerate() {
+            let Kind::Multi { root } = self.scopes.kind(*id).clone() else {
+                continue;
+            };
+            if !self.has_state(*id) {
+                continue;
+            }
+            let (v, s) = (self.var(*id), state_ident(*id));
+            let i = format_ident!("__fz_elem_index_{}", k, span = Span::mixed_site());
+            let ver = format_ident!("__fz_elem_version_{}", k, span = Span::mixed_site());
+            before.push(pq!(let #i: usize = #index;));
+            before.push(pq!(let #ver = #rt::version(&#v[#i]);));
+            self.note_commit(Some(root), Some(*id));
+            let (rv, rs) = self.root_value_state(root);
+            after.push(pq!(if #rt::version(&#v[#i]) != #ver {
+                let __fz_h = #rt::handle(&#v[#i]);
+                #rt::commit(#what, &mut #rv, &mut #rs, &mut #v[#i], &mut #s[#i], __fz_h, #mode);
+            }));
+        }
+        for (k, id) in elem_views.iter().enumerate() {
+            let v = self.var(*id);
+            let name = self.scopes.ident(*id).to_string();
+            let ver = format_ident!("__fz_view_version_{}", k, span = Span::mixed_site());
+            before.push(pq!(let #ver = #rt::version(&#v);));
+            after.push(pq!(if #rt::version(&#v) != #ver {
+                ::core::panic!(
+                    "funcz: {}: a call mutated `{}`, a view of a collection element, which #[functionalize] \
+                     cannot write back into the element; mutate the element itself, or pass a .clone()",
+                    #what, #name
+                );
+            }));
+        }
+        for (k, (id, _by_mut)) in passed.iter().enumerate() {
+            if !self.has_state(*id) {
+                continue;
+            }
+            let v = self.var(*id);
+            let ver = format_ident!("__fz_version_{}", k, span = Span::mixed_site());
+            before.push(pq!(let #ver = #rt::version(&#v);));
+            let s = state_ident(*id);
+            let root = self.scopes.root_of(*id);
+            self.note_commit(root, Some(*id));
+            let commit: Stmt = match self.scopes.kind(*id).clone() {
+                // A root re-laid-out by `t_()` & co. is a view of its hidden
+                // base: commit into the base through its chain.
+                Kind::Root { .. } if self.based(*id) => {
+                    let (rv, rs) = self.root_value_state(*id);
+                    pq!({
+                        let __fz_h = #rt::handle(&#v);
+                        #rt::commit(#what, &mut #rv, &mut #rs, &mut #v, &mut #s, __fz_h, #mode);
+                    })
+                }
+                Kind::Alias { root } => {
+                    let (rv, rs) = self.root_value_state(root);
+                    pq!({
+                        let __fz_h = #rt::handle(&#v);
+                        #rt::commit(#what, &mut #rv, &mut #rs, &mut #v, &mut #s, __fz_h, #mode);
+                    })
+                }
+                _ => pq!(#s.bump();),
+            };
+            after.push(pq!(if #rt::version(&#v) != #ver { #commit }));
+        }
+        // A root the call receives by `&mut` (or a `&mut Tensor` input
+        // passed on as is) may have its tensor replaced (`mem::swap`).
+        for (k, (id, by_mut)) in passed_all.iter().enumerate() {
+            let mut_input = matches!(
+                self.scopes.kind(*id),
+                Kind::Root {
+                    input: Some(Passing::RefMut),
+                    ..
+                }
+            );
+            if !(*by_mut || mut_input)
+                || !matches!(self.scopes.kind(*id), Kind::Root { .. })
+                || !self.has_state(*id)
+                || self.based(*id)
+            {
+                continue;
+            }
+            let v = self.var(*id);
+            let s = state_ident(*id);
+            let name = self.scopes.ident(*id).to_string();
+            let views = self.has_aliases(*id);
+            let idt = format_ident!("__fz_identity_{}", k, span = Span::mixed_site());
+            before.push(pq!(let #idt = #rt::identity(&#v);));
+            after.push(pq!(if #rt::identity(&#v) != #idt { #rt::rebind(#name, &mut #v, &mut #s, #views); }));
+        }
+        if before.is_empty() && after.is_empty() {
+            return;
+        }
+        let r = tmp("__fz_call");
+        let call = e.clone();
+        *e = pq!({ #(#before)* let #r = #call; #(#after)* #r });
+    }
+
+    /// Lowers the parts of an opaque call. In copies mode a `&x.view(..)`
+    /// argument is a `*_copy` bound to a temporary; if the callee mutates
+    /// it, the mutation is written back as `x.view(..).copy_(&tmp)`, lowered
+    /// like any in-place op (so the original's values are kept).
+    ///
+    /// Input: `helper(&d.narrow(0, 0, 2))`
+    /// Output (copies mode): `let __fz_arg_0 = narrow_copy(d); let v =
+    /// version(&__fz_arg_0); helper(&__fz_arg_0); if version changed {
+    /// <lowered d.narrow(0, 0, 2).copy_(&__fz_arg_0)> }`
+    pub(super) fn visit_opaque_args(
+        &mut self,
+        e: &mut Expr,
+        before: &mut Vec<Stmt>,
+        after: &mut Vec<Stmt>,
+    ) {
+        let view_arg = |a: &Expr| -> Option<(Expr, bool)> {
+            match a {
+                Expr::Reference(r) => match &*r.expr {
+                    Expr::MethodCall(m)
+                        if matches!(
+                            optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                            Some(OpKind::View { .. } | OpKind::MaybeView { .. })
+                        ) =>
+                    {
+                        Some(((*r.expr).clone(), r.mutability.is_some()))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let args = match e {
+            Expr::Call(c) => {
+                self.visit_expr_mut(&mut c.func);
+                &mut c.args
+            }
+            Expr::MethodCall(m) => {
+                self.visit_expr_mut(&mut m.receiver);
+                &mut m.args
+            }
+            _ => return visit_mut::visit_expr_mut(self, e),
+        };
+        let mut args_taken = std::mem::take(args);
+        for (k, a) in args_taken.iter_mut().enumerate() {
+            match view_arg(a) {
+                Some((view, by_mut)) if self.copies() && self.is_tensor_expr(&view) => {
+                    let rt = rt();
+                    let t = format_ident!("__fz_arg_{}", k, span = Span::mixed_site());
+                    let ver = format_ident!("__fz_arg_version_{}", k, span = Span::mixed_site());
+                    let mut value = view.clone();
+                    self.visit_expr_mut(&mut value);
+                    before.push(pq!(let mut #t = #value;));
+                    before.push(pq!(let #ver = #rt::version(&#t);));
+                    let write: Expr = syn::parse_quote!((#view).copy_(&#t));
+                    if let Some(lowered) = self.try_inplace(&write, Want::Nothing) {
+                        after.push(pq!(if #rt::version(&#t) != #ver { #lowered; }));
+                    }
+                    *a = if by_mut { pq!(&mut #t) } else { pq!(&#t) };
+                }
+                _ => self.visit_expr_mut(a),
+            }
+        }
+        match e {
+            Expr::Call(c) => c.args = args_taken,
+            Expr::MethodCall(m) => m.args = args_taken,
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,412 @@
+//! Statements and `let`s: a statement is lowered with the statements its
+//! parts need first (syncs, hidden temporaries); a `let` is classified
+//! (a view of a place, the receiver of an in-place op, a fresh root, a
+//! name for another binding) and declared.
+//!
+//! Input: `let v = x.narrow(0, 0, 2);` with `x` a mutated input.
+//! Output: `let (mut v, mut __fz_state_1) = rt::view(&__fz_x_0, &__fz_state_0, ViewMeta::narrow(0, 0, 2), mode);`
+
+#[allow(unused_imports)]
+use super::*;
+
+impl Lowerer<'_> {
+    /// Splits a statement that chains in-place ops on a variable or field
+    /// (`x.mul_(2.0).add_(3.0);`) into one statement per op, in order: the
+    /// same program (each op runs on the same tensor, its arguments read
+    /// after the ops before it), lowered flat however long the chain.
+    ///
+    /// Input: `x.mul_(2.0).add_(&y);`
+    /// Output: `x.mul_(2.0); x.add_(&y);`
+    pub(super) fn split_chain(&self, stmt: &Stmt) -> Option<Vec<Stmt>> {
+        let Stmt::Expr(e, Some(semi)) = stmt else {
+            return None;
+        };
+        let mut ops: Vec<&syn::ExprMethodCall> = Vec::new();
+        let mut cur = e;
+        while let Expr::MethodCall(m) = cur
+            && matches!(
+                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                Some(OpKind::Inplace { .. })
+            )
+        {
+            ops.push(m);
+            cur = &m.receiver;
+        }
+        if ops.len() < 2
+            || !matches!(cur, Expr::Path(_) | Expr::Field(_))
+            || self.binding_of(cur).is_none()
+        {
+            return None;
+        }
+        Some(
+            ops.iter()
+                .rev()
+                .map(|m| {
+                    // Built field by field: cloning `m` would copy the rest
+                    // of the chain (its receiver) once per op.
+                    let one = syn::ExprMethodCall {
+                        attrs: m.attrs.clone(),
+                        receiver: Box::new(cur.clone()),
+                        dot_token: m.dot_token,
+                        method: m.method.clone(),
+                        turbofish: m.turbofish.clone(),
+                        paren_token: m.paren_token,
+                        args: m.args.clone(),
+                    };
+                    Stmt::Expr(Expr::MethodCall(one), Some(*semi))
+                })
+                .collect(),
+        )
+    }
+
+    pub fn lower_stmts(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        let mut stmts = stmts;
+        let mut k = 0;
+        while k < stmts.len() {
+            if let Some(split) = self.split_chain(&stmts[k]) {
+                stmts.splice(k..=k, split);
+            }
+            k += 1;
+        }
+        for stmt in stmts {
+            self.pre.push(Vec::new());
+            self.synced.push(Vec::new());
+            self.stmt_mutated.push(Vec::new());
+            self.stmt_fresh.push(Vec::new());
+            let lowered = self.lower_stmt(stmt);
+            self.synced.pop();
+            self.stmt_fresh.pop();
+            let mutated = self.stmt_mutated.pop().unwrap_or_default();
+            if let Some(outer) = self.stmt_mutated.last_mut() {
+                outer.extend(mutated);
+            }
+            let pre = self.pre.pop().unwrap_or_default();
+            out.extend(pre);
+            out.extend(lowered);
+        }
+        out
+    }
+
+    pub(super) fn lower_stmt(&mut self, stmt: Stmt) -> Vec<Stmt> {
+        match stmt {
+            Stmt::Local(local) => {
+                self.let_depth += 1;
+                let outer = std::mem::replace(&mut self.added_mut, false);
+                let mut out = self.lower_local(local);
+                if std::mem::replace(&mut self.added_mut, outer) {
+                    for s in &mut out {
+                        if let Stmt::Local(l) = s {
+                            l.attrs.push(syn::parse_quote!(#[allow(unused_mut)]));
+                        }
+                    }
+                }
+                self.let_depth -= 1;
+                out
+            }
+            Stmt::Expr(e, semi) => {
+                if let Some(lowered) = self.try_inplace(
+                    &e,
+                    if semi.is_some() {
+                        Want::Nothing
+                    } else {
+                        Want::Value
+                    },
+                ) {
+                    return vec![Stmt::Expr(lowered, semi)];
+                }
+                let mut e = e;
+                self.visit_expr_mut(&mut e);
+                vec![Stmt::Expr(e, semi)]
+            }
+            Stmt::Macro(mut m) => {
+                self.lower_macro(&mut m.mac);
+                vec![Stmt::Macro(m)]
+            }
+            other => vec![other],
+        }
+    }
+
+    pub(super) fn declare_pat(&mut self, pat: &mut Pat, kind: Kind) {
+        match pat {
+            Pat::Ident(pi) => {
+                if matches!(
+                    kind,
+                    Kind::Root { .. } | Kind::Alias { .. } | Kind::Multi { .. }
+                ) && pi.by_ref.is_none()
+                    && pi.mutability.is_none()
+                {
+                    pi.mutability = Some(Token![mut](pi.ident.span()));
+                    self.added_mut = true;
+                }
+                let id = self.scopes.declare(&pi.ident, kind);
+                pi.ident = self.var(id);
+            }
+            Pat::Type(pt) => self.declare_pat(&mut pt.pat, kind),
+            other => self.declare_other(other),
+        }
+    }
+
+    /// Declares every identifier a pattern binds as a non-tensor.
+    pub(super) fn declare_other(&mut self, pat: &Pat) {
+        self.declare_all(pat, Kind::Other);
+    }
+
+    /// Declares every identifier `pat` binds with `kind`.
+    pub(super) fn declare_all(&mut self, pat: &Pat, kind: Kind) {
+        struct Collect<'b>(&'b mut Vec<Ident>);
+        impl<'ast, 'b> syn::visit::Visit<'ast> for Collect<'b> {
+            fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+                self.0.push(p.ident.clone());
+                syn::visit::visit_pat_ident(self, p);
+            }
+        }
+        let mut ids = Vec::new();
+        syn::visit::Visit::visit_pat(&mut Collect(&mut ids), pat);
+        for id in ids {
+            self.scopes.declare(&id, kind.clone());
+        }
+    }
+
+    /// True if matching on `e` binds tensors that are only read (`e` is an
+    /// `Option<&Tensor>` input).
+    pub(super) fn unwraps_tensors(&self, e: &Expr) -> bool {
+        self.binding_of(e)
+            .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Optional))
+    }
+
+    /// Declares the identifiers a `match`/`if let` pattern binds.
+    pub(super) fn declare_bound(&mut self, pat: &Pat, plain: bool) {
+        self.declare_all(pat, if plain { Kind::Plain } else { Kind::Other });
+    }
+
+    pub(super) fn pat_ident(pat: &Pat) -> Option<Ident> {
+        match pat {
+            Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => Some(pi.ident.clone()),
+            Pat::Type(pt) => Self::pat_ident(&pt.pat),
+            _ => None,
+        }
+    }
+
+    pub(super) fn pat_is_tensor_typed(pat: &Pat) -> bool {
+        matches!(pat, Pat::Type(pt) if is_tensor_type(&pt.ty))
+    }
+
+    pub(super) fn lower_local(&mut self, mut local: syn::Local) -> Vec<Stmt> {
+        let Some(init) = local.init.take() else {
+            self.declare_other(&local.pat);
+            return vec![Stmt::Local(local)];
+        };
+        if init.diverge.is_some() || Self::pat_ident(&local.pat).is_none() {
+            let mut init = init;
+            self.visit_expr_mut(&mut init.expr);
+            // `let … else { … }`: the else block is ordinary code (its
+            // in-place ops are lowered, its `return` writes inputs back).
+            if let Some((_, diverge)) = &mut init.diverge {
+                self.visit_expr_mut(diverge);
+            }
+            self.declare_other(&local.pat);
+            local.init = Some(init);
+            return vec![Stmt::Local(local)];
+        }
+        let ident = Self::pat_ident(&local.pat).expect("checked above");
+        // `let x = &xs[i];` names the place `xs[i]`: its in-place ops write
+        // the element, its reads read it.
+        if let Expr::Reference(r) = &*init.expr
+            && let Expr::Index(ix) = &*r.expr
+            && let Some(coll) = self.binding_of(&ix.expr)
+            && matches!(self.scopes.kind(coll), Kind::Coll { .. })
+        {
+            let mut index = (*ix.index).clone();
+            self.visit_expr_mut(&mut index);
+            let n = self.scopes.bindings.len();
+            let hidden = format_ident!("__fz_elem_at_{}", n, span = Span::mixed_site());
+            self.scopes.declare(
+                &ident,
+                Kind::ElemAt {
+                    coll,
+                    index: hidden.clone(),
+                },
+            );
+            return vec![pq!(let #hidden: usize = #index;)];
+        }
+        // `let r = &x;` of a tensor binding: `r` is another name for `x`.
+        if let Expr::Reference(r) = &*init.expr
+            && r.mutability.is_none()
+            && let Expr::Path(p) = &*r.expr
+            && p.path.segments.len() == 1
+            && let Some(to) = self.binding_of(&r.expr)
+            && (self.is_tensor_binding(to)
+                || matches!(
+                    self.scopes.kind(to),
+                    Kind::Root { .. } | Kind::Coll { .. } | Kind::Multi { .. }
+                ))
+        {
+            self.scopes.declare_ref(&ident, to);
+            return Vec::new();
+        }
+        let expr = *init.expr;
+        let rt = rt();
+        let mode = self.mode;
+
+        // A view of a collection element (or the in-place result on one)
+        // is bound as a plain value, watched by `elem_aliases`.
+        let elem_coll = self.elem_alias_coll(&expr);
+
+        // `let c = <in-place op>;` : c is the receiver (an alias of its root).
+        if self.is_inplace_call(&expr) {
+            let root = self.target_root_of(&expr).filter(|_| elem_coll.is_none());
+            if let Some(root) = root.filter(|&r| self.tracked_root(r)) {
+                let lowered = self
+                    .try_inplace(&expr, Want::Bound)
+                    .expect("an in-place call");
+                let id = self.scopes.declare(&ident, Kind::Alias { root });
+                let s = state_ident(id);
+                return vec![pq!(let (mut #ident, mut #s) = #lowered;)];
+            }
+            let lowered = self
+                .try_inplace(&expr, Want::Value)
+                .expect("an in-place call");
+            let kind = match root {
+                Some(r) => Kind::Alias { root: r },
+                None => Kind::Root {
+                    input: None,
+                    known: true,
+                },
+            };
+            let fresh = matches!(kind, Kind::Root { .. });
+            self.declare_pat(&mut local.pat, kind);
+            local.init = Some(syn::LocalInit {
+                eq_token: init.eq_token,
+                expr: Box::new(lowered),
+                diverge: None,
+            });
+            let mut out = vec![Stmt::Local(local)];
+            if fresh {
+                let id = self
+                    .scopes
+                    .lookup(&ident.to_string())
+                    .expect("just declared");
+                if let Some(coll) = elem_coll {
+                    self.elem_aliases.push((id, coll));
+                }
+                out.extend(self.root_prologue(id));
+            }
+            return out;
+        }
+
+        // `let v = <view chain of a place>;`
+        if elem_coll.is_none()
+            && let Some((prelude, place, steps, multi)) = self.view_chain(&expr)
+        {
+            let root = self.place_root(&place);
+            if let Some(root) = root {
+                let kind = if multi.is_some() {
+                    Kind::Multi { root }
+                } else {
+                    Kind::Alias { root }
+                };
+                if self.tracked_root(root) {
+                    let (mut stmts, _, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
+                    let id = self.scopes.declare(&ident, kind);
+                    let st = state_ident(id);
+                    if let Some((method, args)) = multi {
+                        stmts.push(pq!(
+                            let (mut #ident, mut #st) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
+                        ));
+                        if steps_may_copy(&steps) {
+                            stmts.push(pq!(#rt::bind_views(&#ps, &mut #st);));
+                        }
+                    } else {
+                        stmts.push(pq!(let (mut #ident, mut #st) = (#v, #s);));
+                        if steps_may_copy(&steps) {
+                            stmts.push(pq!(#rt::bind_view(&#ps, &mut #st);));
+                        }
+                    }
+                    return stmts;
+                }
+                // Root never mutated: the alias is a plain value.
+                let value = self.plain_value(&expr);
+                self.declare_pat(&mut local.pat, kind);
+                local.init = Some(syn::LocalInit {
+                    eq_token: init.eq_token,
+                    expr: Box::new(value),
+                    diverge: None,
+                });
+                return vec![Stmt::Local(local)];
+            }
+        }
+
+        // Anything else: a fresh root if it is a tensor.
+        // A type annotation says the value is a tensor, not where its
+        // storage comes from: only the expression can prove it fresh.
+        let proven = self.is_tensor_expr(&expr);
+        let known = proven || Self::pat_is_tensor_typed(&local.pat);
+        let tensor = known || matches!(&expr, Expr::Call(_) | Expr::MethodCall(_));
+        let ambiguous = self.mixes_aliases(&expr);
+        let mut expr = expr;
+        self.visit_expr_mut(&mut expr);
+        local.init = Some(syn::LocalInit {
+            eq_token: init.eq_token,
+            expr: Box::new(expr),
+            diverge: None,
+        });
+        if ambiguous {
+            self.declare_pat(&mut local.pat, Kind::Ambiguous);
+            return vec![Stmt::Local(local)];
+        }
+        if !tensor {
+            self.declare_other(&local.pat);
+            return vec![Stmt::Local(local)];
+        }
+        self.declare_pat(&mut local.pat, Kind::Root { input: None, known });
+        let id = self
+            .scopes
+            .lookup(&ident.to_string())
+            .expect("just declared");
+        if let Some(coll) = elem_coll {
+            self.elem_aliases.push((id, coll));
+        }
+        let mut out = vec![Stmt::Local(local)];
+        // (The check first: the prologue may take a second handle.)
+        if !proven && self.tracked_root(id) {
+            out.extend(self.freshness_check(id));
+        }
+        out.extend(self.root_prologue(id));
+        out
+    }
+
+    /// A value from a call the macro cannot see is treated as a fresh root;
+    /// at run time, refuse it if anything else holds its storage (it may be
+    /// a view of a tensor of this function, whose mutation would be lost).
+    pub(super) fn freshness_check(&self, id: usize) -> Option<Stmt> {
+        let rt = rt();
+        let ident = self.var(id);
+        let name = self.scopes.ident(id).to_string();
+        Some(pq!(#rt::check_fresh(#name, &#ident);))
+    }
+
+    /// State (and hidden base) for a root that is mutated or re-laid-out.
+    pub fn root_prologue(&self, id: usize) -> Vec<Stmt> {
+        let rt = rt();
+        let v = self.var(id);
+        let s = state_ident(id);
+        if self.based(id) {
+            let (b, bs) = (base_ident(id), base_state_ident(id));
+            vec![
+                pq!(let mut #b = #rt::handle(&#v);),
+                pq!(let mut #bs = #rt::Tracked::root(&#b);),
+                pq!(let mut #s = #bs.clone();),
+            ]
+        } else if self.tracked_root(id) {
+            if matches!(self.scopes.kind(id), Kind::Root { input: Some(_), .. }) {
+                // Updates may be computed in the caller's buffer.
+                vec![pq!(let mut #s = #rt::Tracked::input(&#v);)]
+            } else {
+                vec![pq!(let mut #s = #rt::Tracked::root(&#v);)]
+            }
+        } else {
+            Vec::new()
+        }
+    }
+}

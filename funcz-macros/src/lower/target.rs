@@ -1,0 +1,491 @@
+//! Where an in-place op's receiver lives: a place (a variable or a
+//! collection element) and the views from it to the mutated tensor, or a
+//! refusal. Only views and in-place ops pass a tensor's storage on.
+//!
+//! Input: `x.t().select(0, 1)` (the receiver of `.add_(1.0)`).
+//! Output: `Target::Place { place: Var(x), steps: [t(), select(0, 1)] }`.
+
+#[allow(unused_imports)]
+use super::*;
+
+impl Lowerer<'_> {
+    /// True if the receiver chain `e` starts from a binding with alias
+    /// state (whose functional value may be laid out unlike the original).
+    pub(super) fn receiver_tracked(&self, e: &Expr) -> bool {
+        let mut cur = e;
+        loop {
+            match cur {
+                Expr::MethodCall(m) => cur = &m.receiver,
+                Expr::Paren(p) => cur = &p.expr,
+                Expr::Index(i) => cur = &i.expr,
+                Expr::Reference(r) => cur = &r.expr,
+                _ => return self.binding_of(cur).is_some_and(|id| self.has_state(id)),
+            }
+        }
+    }
+
+    /// The collection whose element the receiver chain `e` starts from
+    /// (`d[i]...`, or a loop variable over `d`'s elements), through views
+    /// and in-place ops only (`d[0].clone().add_(1.0)` is fresh).
+    pub(super) fn elem_coll(&self, e: &Expr) -> Option<usize> {
+        let mut cur = e;
+        loop {
+            match cur {
+                Expr::MethodCall(m) if passes_storage(m) => cur = &m.receiver,
+                Expr::MethodCall(_) => return None,
+                Expr::Paren(p) => cur = &p.expr,
+                Expr::Unary(u) => cur = &u.expr,
+                Expr::Index(i) => {
+                    let id = self.binding_of(&i.expr)?;
+                    return matches!(self.scopes.kind(id), Kind::Coll { .. }).then_some(id);
+                }
+                _ => {
+                    let id = self.binding_of(cur)?;
+                    return match self.scopes.kind(id) {
+                        Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => Some(*coll),
+                        _ => None,
+                    };
+                }
+            }
+        }
+    }
+
+    /// The collection `c` if `e` is a view (or the in-place result) of an
+    /// element of `c`: such a value is bound as a plain tensor, and
+    /// [`check_elem_aliases`](Self::check_elem_aliases) refuses the programs
+    /// where it could not be kept in sync with its element.
+    pub(super) fn elem_alias_coll(&self, e: &Expr) -> Option<usize> {
+        let aliasing = self.is_inplace_call(e)
+            || matches!(e, Expr::MethodCall(m) if matches!(
+                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                Some(OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. })
+            ));
+        self.elem_coll(e).filter(|_| aliasing)
+    }
+
+    /// Called when binding `id` is mutated: a collection element is updated
+    /// by replacing it, so a view of an element that is in scope would go
+    /// stale, and a mutation through such a view would not reach the
+    /// element. Both are refused.
+    pub(super) fn check_elem_aliases(&self, id: usize) {
+        let coll = match self.scopes.kind(id) {
+            Kind::Coll { .. } => id,
+            Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => *coll,
+            _ => {
+                if let Some(&(_, coll)) = self.elem_aliases.iter().find(|(a, _)| *a == id) {
+                    let name = self.scopes.ident(id);
+                    self.error(
+                        name,
+                        format!(
+                            "`{name}` is a view of an element of `{}`: #[functionalize] cannot write a mutation \
+                             through it back into the element",
+                            self.scopes.ident(coll)
+                        ),
+                        "mutate through the element itself (`xs[i].narrow(..).add_(..)`), or `.clone()` the view \
+                         if it should be independent",
+                    );
+                }
+                return;
+            }
+        };
+        for &(alias, c) in &self.elem_aliases {
+            let name = self.scopes.ident(alias);
+            if c == coll && self.scopes.lookup(&name.to_string()) == Some(alias) {
+                self.error(
+                    name,
+                    format!(
+                        "`{}` is mutated while `{name}`, a view of one of its elements, is in scope: \
+                         #[functionalize] replaces mutated elements, so `{name}` would go stale",
+                        self.scopes.ident(coll)
+                    ),
+                    "make the view after the mutation (or in a block that ends before it), index the element \
+                     where it is used, or `.clone()` the view if the old value is wanted",
+                );
+            }
+        }
+    }
+
+    /// True if `e` is an `if`/`match`/block whose branches are views of
+    /// tracked variables: the result's root cannot be known statically.
+    pub(super) fn mixes_aliases(&self, e: &Expr) -> bool {
+        let tails = tails(e);
+        if tails.len() < 2 {
+            return false;
+        }
+        tails.iter().any(|t| self.view_chain_root(t).is_some())
+    }
+
+    pub(super) fn view_chain_root(&self, e: &Expr) -> Option<usize> {
+        let mut cur = e;
+        let mut saw_view = false;
+        loop {
+            match cur {
+                Expr::MethodCall(m) => match optable::lookup(&m.method.to_string()).map(|i| i.kind)
+                {
+                    Some(
+                        OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. },
+                    ) => {
+                        saw_view = true;
+                        cur = &m.receiver;
+                    }
+                    _ => return None,
+                },
+                Expr::Paren(p) => cur = &p.expr,
+                _ => {
+                    let id = self.binding_of(cur)?;
+                    return if saw_view {
+                        self.scopes.root_of(id)
+                    } else {
+                        None
+                    };
+                }
+            }
+        }
+    }
+
+    pub(super) fn is_inplace_call(&self, e: &Expr) -> bool {
+        match e {
+            Expr::MethodCall(m) => matches!(
+                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize)
+            ),
+            Expr::Paren(p) => self.is_inplace_call(&p.expr),
+            _ => false,
+        }
+    }
+
+    /// The root an in-place expression mutates, if it is a tracked place.
+    pub(super) fn target_root_of(&self, e: &Expr) -> Option<usize> {
+        match e {
+            Expr::MethodCall(m) => self.receiver_root(&m.receiver),
+            Expr::Paren(p) => self.target_root_of(&p.expr),
+            _ => None,
+        }
+    }
+
+    /// The root the receiver chain `recv` of an in-place op starts from.
+    pub(super) fn receiver_root(&self, recv: &Expr) -> Option<usize> {
+        let mut cur: &Expr = recv;
+        loop {
+            match cur {
+                // Only views and in-place ops pass the storage on:
+                // `a.add(1.0).sqrt_()` mutates a fresh value.
+                Expr::MethodCall(mm) if passes_storage(mm) => cur = &mm.receiver,
+                Expr::MethodCall(_) => return None,
+                Expr::Paren(p) => cur = &p.expr,
+                Expr::Index(i) => cur = &i.expr,
+                Expr::Unary(u) => cur = &u.expr,
+                _ => break,
+            }
+        }
+        self.binding_of(cur).and_then(|id| self.scopes.root_of(id))
+    }
+
+    /// Peels views off `e` down to a place: returns (prelude, place, views
+    /// from the place outward, and the multi-output view on top, if any).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn view_chain(
+        &mut self,
+        e: &Expr,
+    ) -> Option<(Vec<Stmt>, Place, Vec<Step>, Option<(Ident, Args)>)> {
+        let (mut multi, inner) = match e {
+            Expr::MethodCall(m)
+                if matches!(
+                    optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                    Some(OpKind::MultiView { .. })
+                ) =>
+            {
+                (Some((m.method.clone(), m.args.clone())), &*m.receiver)
+            }
+            _ => (None, e),
+        };
+        let is_view = |e: &Expr| {
+            matches!(e, Expr::MethodCall(m) if matches!(
+                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                Some(OpKind::View { .. } | OpKind::MaybeView { .. })
+            ))
+        };
+        if multi.is_none() && !is_view(inner) && !matches!(inner, Expr::Index(_)) {
+            return None;
+        }
+        match self.target(inner)? {
+            Target::Place {
+                prelude,
+                place,
+                steps,
+            } => {
+                if multi.is_none() && steps.is_empty() {
+                    return None;
+                }
+                if let Some((_, args)) = &mut multi {
+                    for a in args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                }
+                Some((prelude, place, steps, multi))
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) fn place_root(&self, place: &Place) -> Option<usize> {
+        match place {
+            Place::Var(id) | Place::Index(id, _) => self.scopes.root_of(*id),
+        }
+    }
+
+    /// Classifies the receiver of an in-place op (or of a view chain).
+    pub(super) fn target(&mut self, e: &Expr) -> Option<Target> {
+        grow(|| self.target_inner(e))
+    }
+
+    pub(super) fn target_inner(&mut self, e: &Expr) -> Option<Target> {
+        match e {
+            Expr::Paren(p) => self.target(&p.expr),
+            Expr::Group(g) => self.target(&g.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                let id = self.binding_of(&u.expr)?;
+                if let Kind::ElemAt { coll, index } = self.scopes.kind(id).clone() {
+                    return Some(Target::Place {
+                        prelude: Vec::new(),
+                        place: Place::Index(coll, pq!(#index)),
+                        steps: Vec::new(),
+                    });
+                }
+                matches!(self.scopes.kind(id), Kind::ElemRef { .. } | Kind::Root { .. }).then(|| Target::Place {
+                    prelude: Vec::new(),
+                    place: Place::Var(id),
+                    steps: Vec::new(),
+                })
+            }
+            Expr::Path(_) | Expr::Field(_) => {
+                let id = self.binding_of(e)?;
+                match self.scopes.kind(id) {
+                    Kind::ElemAt { coll, index } => {
+                        let (coll, index) = (*coll, index.clone());
+                        Some(Target::Place {
+                            prelude: Vec::new(),
+                            place: Place::Index(coll, pq!(#index)),
+                            steps: Vec::new(),
+                        })
+                    }
+                    Kind::Root { .. } | Kind::Alias { .. } | Kind::ElemRef { .. } => Some(Target::Place {
+                        prelude: Vec::new(),
+                        place: Place::Var(id),
+                        steps: Vec::new(),
+                    }),
+                    Kind::Ambiguous => {
+                        self.error(
+                            e,
+                            format!(
+                                "cannot tell statically which tensor `{}` is a view of, so its mutation cannot be \
+                                 written back",
+                                self.scopes.ident(id)
+                            ),
+                            "make the view in one place after the branch (e.g. compute the index in the `if` and \
+                             call `.narrow(..)` once), or `.clone()` it in each branch",
+                        );
+                        Some(Target::Refused)
+                    }
+                    _ => None,
+                }
+            }
+            Expr::Index(ix) => match self.binding_of(&ix.expr).map(|id| (id, self.scopes.kind(id).clone())) {
+                Some((id, Kind::Coll { .. } | Kind::Multi { .. })) => {
+                    let mut index = (*ix.index).clone();
+                    self.visit_expr_mut(&mut index);
+                    Some(Target::Place {
+                        prelude: Vec::new(),
+                        place: Place::Index(id, index),
+                        steps: Vec::new(),
+                    })
+                }
+                _ => None,
+            },
+            Expr::MethodCall(m) => {
+                let kind = optable::lookup(&m.method.to_string()).map(|i| i.kind);
+                match kind {
+                    Some(OpKind::View { .. } | OpKind::MaybeView { .. }) => {
+                        let inner = self.target(&m.receiver)?;
+                        match inner {
+                            Target::Place {
+                                prelude,
+                                place,
+                                mut steps,
+                            } => {
+                                let mut args = m.args.clone();
+                                for a in args.iter_mut() {
+                                    self.visit_expr_mut(a);
+                                }
+                                steps.push(Step::View(m.method.clone(), args));
+                                Some(Target::Place { prelude, place, steps })
+                            }
+                            other => Some(other),
+                        }
+                    }
+                    Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. }) => {
+                        // `x.mul_(2.0).add_(3.0)`: perform the inner op, then
+                        // the outer one applies to the same place. Lowering
+                        // `e` performed every in-place op inside it, so the
+                        // place is found without lowering them again.
+                        let first = self.try_inplace(e, Want::Nothing)?;
+                        match self.target(peel_inplace(&m.receiver))? {
+                            Target::Place {
+                                mut prelude,
+                                place,
+                                steps,
+                            } => {
+                                prelude.insert(0, Stmt::Expr(first, Some(Default::default())));
+                                Some(Target::Place { prelude, place, steps })
+                            }
+                            other => Some(other),
+                        }
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+        .or_else(|| {
+            if let Expr::Index(ix) = e
+                && let Expr::MethodCall(m) = &*ix.expr
+                && matches!(
+                    optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                    Some(OpKind::MultiView { .. })
+                )
+                && let Some(Target::Place {
+                    prelude,
+                    place,
+                    mut steps,
+                }) = self.target(&m.receiver)
+            {
+                let mut args = m.args.clone();
+                for a in args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
+                let mut index = (*ix.index).clone();
+                self.visit_expr_mut(&mut index);
+                steps.push(Step::MultiOut(m.method.clone(), args, index));
+                return Some(Target::Place { prelude, place, steps });
+            }
+            None
+        })
+    }
+
+    /// Emits the views of `steps` from `place`; returns the statements, the
+    /// place's own value and state, and the variables holding the final
+    /// value and its state.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn emit_steps_from(
+        &mut self,
+        prelude: Vec<Stmt>,
+        place: &Place,
+        steps: &[Step],
+    ) -> (
+        Vec<Stmt>,
+        TokenStream,
+        TokenStream,
+        TokenStream,
+        TokenStream,
+    ) {
+        let rt = rt();
+        let mode = self.mode;
+        let mut stmts = prelude;
+        // `r.view().mul_(a).add_(b)`: the prelude (`mul_`) made `r` stale.
+        let chained = !stmts.is_empty();
+        let (pv, ps) = self.place_value_state(place, &mut stmts);
+        if chained
+            && let Place::Var(id) | Place::Index(id, _) = place
+            && let Some(sync) = self.sync_stmt(*id)
+        {
+            stmts.push(sync);
+        }
+        let (mut v, mut s) = (pv.clone(), ps.clone());
+        for (k, step) in steps.iter().enumerate() {
+            let nv = format_ident!("__fz_view_{}", k, span = Span::mixed_site());
+            let ns = format_ident!("__fz_view_state_{}", k, span = Span::mixed_site());
+            match step {
+                Step::View(method, args) => stmts.push(pq!(
+                    let (mut #nv, mut #ns) = #rt::view(&#v, &#s, #rt::ViewMeta::#method(#args), #mode);
+                )),
+                Step::MultiOut(method, args, index) => stmts.push(pq!(
+                    let (mut #nv, mut #ns) = #rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#args), #index, #mode);
+                )),
+            }
+            v = quote!(#nv);
+            s = quote!(#ns);
+        }
+        (stmts, pv, ps, v, s)
+    }
+
+    /// The value and state expressions of a place (binding temporaries for
+    /// indices and for roots that carry no state).
+    pub(super) fn place_value_state(
+        &mut self,
+        place: &Place,
+        stmts: &mut Vec<Stmt>,
+    ) -> (TokenStream, TokenStream) {
+        let rt = rt();
+        match place {
+            Place::Var(id) => {
+                let id = *id;
+                let v = self.var(id);
+                match self.scopes.kind(id).clone() {
+                    Kind::ElemRef { .. } => {
+                        let ts = tmp("__fz_elem_state");
+                        stmts.push(pq!(let mut #ts = #rt::Tracked::element(&*#v);));
+                        (quote!((*#v)), quote!(#ts))
+                    }
+                    _ if self.has_state(id) => {
+                        self.need_sync(id);
+                        let s = state_ident(id);
+                        (quote!(#v), quote!(#s))
+                    }
+                    _ => {
+                        let ts = tmp("__fz_root_state");
+                        stmts.push(pq!(let mut #ts = #rt::Tracked::root(&#v);));
+                        (quote!(#v), quote!(#ts))
+                    }
+                }
+            }
+            Place::Index(id, index) => {
+                let id = *id;
+                let v = self.var(id);
+                let i = tmp("__fz_index");
+                stmts.push(pq!(let #i: usize = #index;));
+                match self.scopes.kind(id).clone() {
+                    Kind::Multi { .. } if self.has_state(id) => {
+                        self.need_sync(id);
+                        let s = state_ident(id);
+                        (quote!(#v[#i]), quote!(#s[#i]))
+                    }
+                    _ => {
+                        let ts = tmp("__fz_elem_state");
+                        stmts.push(pq!(let mut #ts = #rt::Tracked::element(&#v[#i]);));
+                        (quote!(#v[#i]), quote!(#ts))
+                    }
+                }
+            }
+        }
+    }
+
+    /// True if `place` is a root variable (never a copy `reshape` made).
+    pub(super) fn place_is_root(&self, place: &Place) -> bool {
+        matches!(place, Place::Var(id) if matches!(self.scopes.kind(*id), Kind::Root { .. }))
+    }
+
+    /// The root value and state a mutation of `place` is committed into.
+    pub(super) fn commit_root_of(&self, place: &Place) -> Option<(TokenStream, TokenStream)> {
+        match place {
+            Place::Var(id) => match self.scopes.kind(*id).clone() {
+                Kind::Alias { root } => Some(self.root_value_state(root)),
+                Kind::Root { .. } if self.based(*id) => Some(self.root_value_state(*id)),
+                _ => None,
+            },
+            Place::Index(id, _) => match self.scopes.kind(*id).clone() {
+                Kind::Multi { root } => Some(self.root_value_state(root)),
+                _ => None,
+            },
+        }
+    }
+}
