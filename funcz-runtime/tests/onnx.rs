@@ -299,7 +299,7 @@ fn every_op_of_the_op_table_has_a_mapping() {
     assert!(missing.is_empty(), "ops with no ONNX mapping: {missing:?}");
 }
 
-/// The example of `docs/shipping.md`.
+/// The example of the README's "Shipping a graph" section.
 #[test]
 fn shipping_doc_example() -> Result<(), ExportError> {
     fn step(cache: &Tensor, key: &Tensor, pos: usize) -> Tensor {
