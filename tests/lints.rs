@@ -1,7 +1,7 @@
 //! The rewritten function carries no blanket `#[allow]`: code that is
 //! warning-free without the attribute stays warning-free with it (this file
 //! denies the lints the expansion could trip), and a user's own warnings
-//! stay visible (tests/ui/user_lints_stay_on.rs).
+//! stay visible (funcz-ui/tests/ui/user_lints_stay_on.rs).
 #![deny(
     unused_mut,
     unused_variables,

@@ -5,7 +5,7 @@
 //! fix. The comment names the generated program it was minimized from
 //! (seed and index, for the generator of that time: the generator has
 //! grown since, so the same seed now makes other programs). Programs the
-//! macro now refuses at compile time live in `tests/ui/regress_*.rs` (run
+//! macro now refuses at compile time live in `funcz-ui/tests/ui/regress_*.rs` (run
 //! by `tests/compile_fail.rs`).
 
 mod common;

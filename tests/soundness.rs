@@ -116,7 +116,7 @@ fn typed_shallow_clone() {
 }
 
 // `let y: Tensor = xs[0].shallow_clone(); y.add_(1.0)` is refused at
-// compile time (tests/ui/elem_shallow_clone.rs); its help's form works:
+// compile time (funcz-ui/tests/ui/elem_shallow_clone.rs); its help's form works:
 variants!(elem, elem_f, elem_fv; fn (xs: &mut [Tensor]) {
     xs[0].add_(1.0);
 });
@@ -233,7 +233,7 @@ fn tuple_and_slice_readers_of_mutated_input() {
 }
 
 // A closure bound in a `let` that reads a view of a tensor mutated later
-// is refused (tests/ui/closure_reads_mutated_alias.rs); its help's form,
+// is refused (funcz-ui/tests/ui/closure_reads_mutated_alias.rs); its help's form,
 // the tensor passed as an argument, works:
 variants!(stale_closure, stale_closure_f, stale_closure_fv; fn (x: &Tensor) -> f32 {
     let c = |t: &Tensor| t.sum().item();
@@ -377,7 +377,7 @@ fn match_guard_is_lowered() {
 }
 
 // `let both = vec![x.shallow_clone(), ..]; x.add_(1.0); both[0]` is refused
-// (tests/ui/view_stored_in_vec.rs); its help's form works:
+// (funcz-ui/tests/ui/view_stored_in_vec.rs); its help's form works:
 variants!(vec_reader, vec_reader_f, vec_reader_fv; fn (x: &Tensor, y: &Tensor) -> f32 {
     x.add_(1.0);
     let mut both = vec![x.shallow_clone()];
@@ -575,7 +575,7 @@ fn assigning_an_owned_input_of_the_same_shape() {
 }
 
 // `z = y.narrow(..)` where `z` is mutated is refused
-// (tests/ui/assign_view_to_root.rs); its help's form works:
+// (funcz-ui/tests/ui/assign_view_to_root.rs); its help's form works:
 variants!(assign_view, assign_view_f, assign_view_fv; fn (x: &Tensor, y: &Tensor) -> Tensor {
     let z = x.clone();
     z.add_(1.0);

@@ -1,6 +1,6 @@
 //! Refusals: one function per kind of program the macro cannot keep
 //! equivalent, each with the `help:` that leads to code that works. Each is
-//! exercised by a ui test under `tests/ui/`.
+//! exercised by a ui test under `funcz-ui/tests/ui/`.
 
 use quote::ToTokens;
 
@@ -8,7 +8,7 @@ use crate::lower::Lowerer;
 
 /// `x = y.narrow(..)` where `x` is a tensor the function mutates: the
 /// original then mutates `y` through `x`, which a root cannot follow.
-/// (tests/ui/assign_view_to_root.rs)
+/// (funcz-ui/tests/ui/assign_view_to_root.rs)
 pub(crate) fn assign_alias_to_root(lw: &Lowerer<'_>, at: &impl ToTokens, id: usize, root: usize) {
     let (x, y) = (lw.scopes.ident(id), lw.scopes.ident(root));
     lw.error(
