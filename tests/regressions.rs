@@ -767,3 +767,33 @@ fn typed_view_of_a_field_is_checked_not_assumed_fresh() {
     };
     assert_eq!(run(field_view_helper), run(field_view_helper_fv));
 }
+
+// A parameter named `input` was kept in a hidden variable `__fz_input_0`,
+// the name of the hidden reference to the caller's first input: the
+// write-back at exit then dereferenced the functional value (E0614 at the
+// attribute). Found by porting `F.group_norm` (tests/ported).
+variants!(param_named_input, param_named_input_f, param_named_input_fv; fn (input: &Tensor, state: &mut Tensor, base: Tensor) -> Tensor {
+    let x = input.reshape([-1]);
+    x.add_(1.0);
+    state.mul_(2.0);
+    base.sub_(1.0);
+    let (a, b) = (x.sum(), state.sum());
+    a.add(&b)
+});
+
+#[test]
+fn parameters_named_like_hidden_variables() {
+    check(
+        "param_named_input",
+        &[iota(&[2, 2]), iota(&[3]), iota(&[2])],
+        |v, x| {
+            let base = x[2].shallow_clone();
+            let (input, rest) = x.split_at_mut(1);
+            vec![[
+                param_named_input,
+                param_named_input_f,
+                param_named_input_fv,
+            ][v](&input[0], &mut rest[0], base)]
+        },
+    );
+}

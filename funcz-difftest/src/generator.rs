@@ -2379,8 +2379,17 @@ pub fn generate(seed: u64, index: usize) -> Program {
             Passing::Value,
         ]);
         let shape = rng.pick(&pool).clone();
+        // Sometimes a name the macro's own hidden names are built from (a
+        // parameter called `input` once collided with `__fz_input_0`).
+        let pool = [
+            "input", "state", "base", "view", "place", "version", "call", "ret",
+        ];
+        let name = match rng.chance(15).then(|| rng.pick(&pool).to_string()) {
+            Some(n) if params.iter().all(|p: &Param| p.name != n) => n,
+            _ => format!("x{k}"),
+        };
         params.push(Param {
-            name: format!("x{k}"),
+            name,
             passing,
             shape,
             count: 1,

@@ -9,12 +9,16 @@ use super::*;
 impl Lowerer<'_> {
     /// The variable generated code uses for binding `id`: a tracked root
     /// lives in a hidden variable, so that a user `let` shadowing its name
-    /// cannot hide it from the write-backs of its views.
+    /// cannot hide it from the write-backs of its views. Its name is
+    /// `__fz_v_{name}_{id}`: the `v_` keeps it apart from every other
+    /// hidden name (`__fz_input_{id}`, `__fz_state_{id}`, ...) whatever the
+    /// user's name (a parameter called `input` used to collide), and the id
+    /// ends it, so two bindings never share one.
     pub fn var(&self, id: usize) -> Ident {
         if matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id) {
             let name = self.scopes.ident(id).to_string();
             let name = name.trim_start_matches("r#");
-            format_ident!("__fz_{}_{}", name, id, span = Span::mixed_site())
+            format_ident!("__fz_v_{}_{}", name, id, span = Span::mixed_site())
         } else {
             self.scopes.ident(id).clone()
         }
