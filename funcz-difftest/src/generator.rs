@@ -1523,7 +1523,29 @@ impl Gen {
         } else {
             e
         };
-        self.line(&format!("let mut {name}{ty} = {e};"));
+        // Sometimes bound the ways ports bind values (found porting
+        // torch.optim and F.group_norm): declared first and assigned in
+        // both branches, or one name of a tuple pattern.
+        let paren = if e.contains(' ') {
+            format!("({e})")
+        } else {
+            e.clone()
+        };
+        let form = if ty.is_empty() {
+            self.rng.range(0, 20)
+        } else {
+            2
+        };
+        match form {
+            0 => {
+                self.line(&format!("let mut {name};"));
+                self.line(&format!(
+                    "if flag {{ {name} = {e}; }} else {{ {name} = {paren}.mul(2.0); }}"
+                ));
+            }
+            1 => self.line(&format!("let (mut {name}, _) = ({e}, 0usize);")),
+            _ => self.line(&format!("let mut {name}{ty} = {e};")),
+        }
         self.declare_local(name, Lay::contiguous(&shape), false, true);
     }
 

@@ -23,3 +23,21 @@ pub(crate) fn assign_alias_to_root(lw: &Lowerer<'_>, at: &impl ToTokens, id: usi
         ),
     );
 }
+
+/// `let (a, b) = (x.narrow(..), ..);` where `a` is mutated: the original
+/// mutates `x` through `a`, but an element of a destructured tuple is
+/// tracked as a tensor of its own. (funcz-ui/tests/ui/tuple_element_view.rs)
+pub(crate) fn tuple_element_alias(lw: &Lowerer<'_>, at: &impl ToTokens, id: usize, root: usize) {
+    let (a, x) = (lw.scopes.ident(id), lw.scopes.ident(root));
+    lw.error(
+        at,
+        format!(
+            "`{a}` is bound to a view (or a handle) of `{x}` by a tuple pattern and mutated: #[functionalize] tracks \
+             each name of a tuple pattern as a tensor of its own, so the mutation would not reach `{x}`"
+        ),
+        format!(
+            "bind it with its own `let` (`let {a} = ...;`), which #[functionalize] tracks as a view of `{x}`; or \
+             `.clone()` it if `{x}` should not change"
+        ),
+    );
+}

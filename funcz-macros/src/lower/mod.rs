@@ -500,6 +500,7 @@ fn parse_quote_spanned_ref(ident: &Ident, by_mut: bool) -> Expr {
 }
 
 mod assign;
+mod destructure;
 mod exits;
 mod expr;
 mod facts;

@@ -194,9 +194,11 @@ impl Lowerer<'_> {
 
     pub(super) fn lower_local(&mut self, mut local: syn::Local) -> Vec<Stmt> {
         let Some(init) = local.init.take() else {
-            self.declare_other(&local.pat);
-            return vec![Stmt::Local(local)];
+            return self.lower_deferred_local(local);
         };
+        if init.diverge.is_none() && Self::flat_tuple(&local.pat) {
+            return self.lower_tuple_local(local, init);
+        }
         if init.diverge.is_some() || Self::pat_ident(&local.pat).is_none() {
             let mut init = init;
             self.visit_expr_mut(&mut init.expr);

@@ -164,6 +164,29 @@ impl Tracked {
         }
     }
 
+    /// The state of a root declared without a value (`let x;`), bound by
+    /// its first assignment (which [`rebind`](Tracked::rebind)s it).
+    ///
+    /// ```
+    /// use funcz_runtime::rt::Tracked;
+    /// use funcz_runtime::Tensor;
+    /// let mut s = Tracked::unbound();
+    /// let x = Tensor::<f32>::zeros(&[2]);
+    /// s.rebind(&x);
+    /// assert!(s.chain().is_empty());
+    /// ```
+    pub fn unbound() -> Self {
+        Tracked {
+            chain: Chain::Empty,
+            generation: 0,
+            epoch: 0,
+            detached: None,
+            orig: Orig::new(Layout::contiguous(&[])),
+            element: false,
+            caller: 0,
+        }
+    }
+
     /// The state of a mutated input whose body handle is `t`. The caller
     /// keeps one other handle to `t`'s storage (its own tensor, or, for an
     /// input passed by value, the handle the exit writes back into), and
