@@ -737,3 +737,21 @@ fn value_computed_from_a_let_without_a_value() {
         });
     }
 }
+
+// An in-place view op on a temporary (`grad.abs().add_(eps).unsqueeze_(0)`,
+// torch.optim's Adamax) stayed in the functionalized trace.
+variants!(meta_on_temp, meta_on_temp_f, meta_on_temp_fv; fn (x: &Tensor, g: &Tensor) -> Tensor {
+    let rows = [x.mul(0.5).unsqueeze(0), g.abs().add_(1.0).unsqueeze_(0)];
+    let t = g.mul(2.0).t_();
+    x.add_(&t.sum());
+    rows[0].add(&rows[1])
+});
+
+#[test]
+fn metadata_inplace_op_on_a_temporary() {
+    check("meta_on_temp", &[iota(&[2, 3]), iota(&[2, 3])], |v, x| {
+        vec![[meta_on_temp, meta_on_temp_f, meta_on_temp_fv][v](
+            &x[0], &x[1],
+        )]
+    });
+}

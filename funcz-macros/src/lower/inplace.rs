@@ -307,6 +307,15 @@ impl Lowerer<'_> {
             self.visit_expr_mut(a);
         }
         let Some(id) = self.binding_of(&m.receiver) else {
+            // On a temporary (`grad.abs().add_(eps).unsqueeze_(0)`, torch's
+            // Adamax): the new layout is seen only through the result, so
+            // the result is the view (its `*_copy` in copies mode) of the
+            // temporary; no tensor of the function changes.
+            if !matches!(want, Want::Bound) {
+                let mut recv = (*m.receiver).clone();
+                self.visit_expr_mut(&mut recv);
+                return pq!(#rt::view_value(&#recv, #rt::ViewMeta::#meta(#args), #mode));
+            }
             let mut e = Expr::MethodCall(m.clone());
             visit_mut::visit_expr_mut(self, &mut e);
             return e;

@@ -122,8 +122,16 @@ impl Lowerer<'_> {
             match cur {
                 Expr::MethodCall(m) => match optable::lookup(&m.method.to_string()).map(|i| i.kind)
                 {
+                    // An in-place op returns its receiver: a handle of the
+                    // same tensor, as much an alias as a view
+                    // (`[x.mul_(0.5).unsqueeze(0)]` stores a view of `x`).
                     Some(
-                        OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. },
+                        OpKind::View { .. }
+                        | OpKind::MaybeView { .. }
+                        | OpKind::MultiView { .. }
+                        | OpKind::Inplace { .. }
+                        | OpKind::InplaceView { .. }
+                        | OpKind::Resize,
                     ) => {
                         saw_view = true;
                         cur = &m.receiver;
