@@ -743,7 +743,7 @@ fn value_computed_from_a_let_without_a_value() {
 variants!(meta_on_temp, meta_on_temp_f, meta_on_temp_fv; fn (x: &Tensor, g: &Tensor) -> Tensor {
     let rows = [x.mul(0.5).unsqueeze(0), g.abs().add_(1.0).unsqueeze_(0)];
     let t = g.mul(2.0).t_();
-    x.add_(&t.sum());
+    x.add_(t.sum());
     rows[0].add(&rows[1])
 });
 
