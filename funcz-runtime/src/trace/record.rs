@@ -239,19 +239,21 @@ pub(crate) fn record_as_functional(
     }
 }
 
-fn relabel_last(inplace_out: TensorId, functional: &'static str, new_out: TensorId) {
+fn relabel_last(inplace_out: TensorId, _functional: &'static str, new_out: TensorId) {
     if DEPTH.with(|d| d.get()) != 0 {
         return;
     }
     NODES.with(|n| {
+        // The node is the in-place op just run on the donated buffer. Its
+        // functional twin is the table's, by the node's own (aten) name: a
+        // method traced under another name (`add_scaled_` is `add_` with
+        // `alpha`) passes its method's twin (`add_scaled`), not `add`.
         if let Some(node) = n.borrow_mut().last_mut()
             && node.outputs == [inplace_out]
-            && matches!(
-                crate::optable::lookup(node.op).map(|i| i.kind),
-                Some(crate::optable::OpKind::Inplace { functional: f }) if f == functional
-            )
+            && let Some(crate::optable::OpKind::Inplace { functional: f }) =
+                crate::optable::lookup(node.op).map(|i| i.kind)
         {
-            node.op = functional;
+            node.op = f;
             node.outputs = vec![new_out];
         }
     });
