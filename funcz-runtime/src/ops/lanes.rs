@@ -44,7 +44,11 @@ pub(crate) fn norm_dims(op: &str, arg: &str, dims: &[i64], shape: &[usize]) -> V
 
 /// The reduced dims of a reduction over `dims` (all dims when empty), as a
 /// mask over `shape`'s dims, and the result shape.
-pub(crate) fn reduced_shape(shape: &[usize], dims: &[usize], keepdim: bool) -> (Vec<bool>, Vec<usize>) {
+pub(crate) fn reduced_shape(
+    shape: &[usize],
+    dims: &[usize],
+    keepdim: bool,
+) -> (Vec<bool>, Vec<usize>) {
     let mut mask = vec![dims.is_empty(); shape.len()];
     for &d in dims {
         mask[d] = true;
@@ -108,13 +112,6 @@ impl<T: Element> Lanes<T> {
         let (o, i) = (l / self.inner.max(1), l % self.inner.max(1));
         o * self.len * self.inner + k * self.inner + i
     }
-
-    /// Index into a lane-reduced output (`outer × inner`) of lane `l`:
-    /// lanes are numbered row-major over `(outer, inner)`, so it is `l`.
-    #[inline]
-    pub fn lane_values(&self, l: usize) -> impl Iterator<Item = T> + '_ {
-        (0..self.len).map(move |k| self.data[self.at(l, k)])
-    }
 }
 
 /// Row-major values of `t` permuted so that the dims in `mask` come last:
@@ -164,5 +161,7 @@ pub(crate) fn checked_numel(op: &str, shape: &[usize]) -> usize {
     shape
         .iter()
         .try_fold(1usize, |a, &n| a.checked_mul(n))
-        .unwrap_or_else(|| panic!("funcz: {op}: the number of elements of shape {shape:?} overflows usize"))
+        .unwrap_or_else(|| {
+            panic!("funcz: {op}: the number of elements of shape {shape:?} overflows usize")
+        })
 }

@@ -115,17 +115,16 @@ pub(crate) fn clamp_max_k<T: Element>(x: T, hi: T) -> T {
     }
 }
 
-/// `-1`, `0` or `1`; NaN stays NaN; `sign(-0.0)` is `0.0` (PyTorch).
+/// `-1`, `0` or `1`; `sign(NaN)` and `sign(-0.0)` are `0.0`, as PyTorch's
+/// `(0 < x) - (x < 0)`.
 #[inline]
 pub(crate) fn sign_k<T: Element>(x: T) -> T {
     if x > T::zero() {
         T::one()
     } else if x < T::zero() {
         -T::one()
-    } else if x == T::zero() {
-        T::zero()
     } else {
-        x
+        T::zero()
     }
 }
 
@@ -145,22 +144,14 @@ pub(crate) fn round_k<T: FloatElement>(x: T) -> T {
 #[inline]
 pub(crate) fn maximum_k<T: Element>(x: T, y: T) -> T {
     #[allow(clippy::eq_op)]
-    if x != x || x > y {
-        x
-    } else {
-        y
-    }
+    if x != x || x > y { x } else { y }
 }
 
 /// NaN-propagating elementwise minimum.
 #[inline]
 pub(crate) fn minimum_k<T: Element>(x: T, y: T) -> T {
     #[allow(clippy::eq_op)]
-    if x != x || x < y {
-        x
-    } else {
-        y
-    }
+    if x != x || x < y { x } else { y }
 }
 
 fn one_arg<T: Element>(t: &Tensor<T>) -> impl FnOnce() -> Vec<Arg> + '_ {
@@ -213,12 +204,54 @@ macro_rules! float_unary {
 }
 
 float_unary!(
-    (rsqrt, rsqrt_, |x: T| T::one() / x.sqrt(), "`1 / sqrt(x)`", [4.0, 0.25], [0.5, 2.0]),
-    (reciprocal, reciprocal_, |x: T| T::one() / x, "`1 / x`", [4.0, -0.5], [0.25, -2.0]),
-    (sin, sin_, |x: T| x.sin(), "sine", [0.0, 1.0], [0.0, 0.8414709848078965]),
-    (cos, cos_, |x: T| x.cos(), "cosine", [0.0, 1.0], [1.0, 0.5403023058681398]),
-    (erf, erf_, erf_k, "error function", [0.0, 1.0], [0.0, 0.8427007929497149]),
-    (floor, floor_, |x: T| x.floor(), "floor", [1.5, -1.5], [1.0, -2.0]),
+    (
+        rsqrt,
+        rsqrt_,
+        |x: T| T::one() / x.sqrt(),
+        "`1 / sqrt(x)`",
+        [4.0, 0.25],
+        [0.5, 2.0]
+    ),
+    (
+        reciprocal,
+        reciprocal_,
+        |x: T| T::one() / x,
+        "`1 / x`",
+        [4.0, -0.5],
+        [0.25, -2.0]
+    ),
+    (
+        sin,
+        sin_,
+        |x: T| x.sin(),
+        "sine",
+        [0.0, 1.0],
+        [0.0, 0.8414709848078965]
+    ),
+    (
+        cos,
+        cos_,
+        |x: T| x.cos(),
+        "cosine",
+        [0.0, 1.0],
+        [1.0, 0.5403023058681398]
+    ),
+    (
+        erf,
+        erf_,
+        erf_k,
+        "error function",
+        [0.0, 1.0],
+        [0.0, 0.8427007929497149]
+    ),
+    (
+        floor,
+        floor_,
+        |x: T| x.floor(),
+        "floor",
+        [1.5, -1.5],
+        [1.0, -2.0]
+    ),
     (
         round,
         round_,
@@ -436,8 +469,16 @@ pub(crate) fn broadcast_or_panic(op: &str, arg: &str, a: &[usize], b: &[usize]) 
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
     for i in 0..n {
-        let x = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let y = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let x = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let y = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = match (x, y) {
             (x, y) if x == y => x,
             (1, y) => y,
@@ -667,7 +708,7 @@ impl<T: Element> Tensor<T> {
     }
 
     /// `-1`, `0` or `1` by the sign of each element (aten `sign`); NaN
-    /// stays NaN.
+    /// gives `0`, as in PyTorch.
     ///
     /// ```
     /// use funcz_runtime::Tensor;

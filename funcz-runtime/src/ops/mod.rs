@@ -31,6 +31,10 @@ mod std_ops;
 // The ops of issue 12, part 3 (math, softmax, shape ops, sorting).
 mod lanes;
 mod math;
+mod scalar_left;
+mod shape_ops;
+mod softmax;
+mod sortk;
 mod stats;
 
 pub use operand::{Operand, OperandRef};

@@ -82,11 +82,7 @@ fn reduction(op: &str, shape: &[usize], dims: &[i64], keepdim: bool) -> (Vec<boo
 }
 
 /// Reduces each group of values reduced into one output with `f`.
-fn reduce_groups<T: Element, U>(
-    t: &Tensor<T>,
-    mask: &[bool],
-    f: impl Fn(&[T]) -> U,
-) -> Vec<U> {
+fn reduce_groups<T: Element, U>(t: &Tensor<T>, mask: &[bool], f: impl Fn(&[T]) -> U) -> Vec<U> {
     let (vals, kept, red) = group_reduced(t, mask);
     if red == 0 {
         return (0..kept).map(|_| f(&[])).collect();
@@ -248,7 +244,13 @@ impl<T: Element> Tensor<T> {
         check_nonempty(op, self.shape(), &mask);
         trace::op(
             op,
-            || vec![self.to_arg(), dim.map_or(Arg::None, Arg::Int), Arg::Bool(keepdim)],
+            || {
+                vec![
+                    self.to_arg(),
+                    dim.map_or(Arg::None, Arg::Int),
+                    Arg::Bool(keepdim),
+                ]
+            },
             || {
                 let idx = reduce_groups(self, &mask, |g| arg_extreme(g, max) as i64);
                 Tensor::from_contiguous(idx, &shape)
@@ -336,11 +338,17 @@ fn var_mean_of<T: FloatElement>(g: &[T], correction: i64) -> (f64, f64) {
 fn norm_of<T: FloatElement>(g: &[T], p: f64) -> f64 {
     let a = g.iter().map(|v| Element::to_f64(*v).abs());
     if p == f64::INFINITY {
-        a.fold(if g.is_empty() { 0.0 } else { f64::NEG_INFINITY }, |m, x| {
-            if x.is_nan() || x > m { x } else { m }
-        })
+        a.fold(
+            if g.is_empty() { 0.0 } else { f64::NEG_INFINITY },
+            |m, x| {
+                if x.is_nan() || x > m { x } else { m }
+            },
+        )
     } else if p == f64::NEG_INFINITY {
-        a.fold(f64::INFINITY, |m, x| if x.is_nan() || x < m { x } else { m })
+        a.fold(
+            f64::INFINITY,
+            |m, x| if x.is_nan() || x < m { x } else { m },
+        )
     } else if p == 0.0 {
         a.filter(|&x| x != 0.0).count() as f64
     } else if p == 1.0 {
@@ -578,4 +586,3 @@ impl<T: FloatElement> Tensor<T> {
         )
     }
 }
-
