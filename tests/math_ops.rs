@@ -167,15 +167,15 @@ variants!(attention, attention_f, attention_fv; fn (q: &Tensor, k: &Tensor, cach
     let (sorted, _) = probs.sort(-1, true);
     let joined = Tensor::cat(&[&top, &sorted], 1);
     let stacked = Tensor::stack(&[&joined, &joined.flip([1])], 0);
-    cache.narrow(0, 0, 2).copy_(&stacked.sum_dims(&[0, 1], false).roll([1], [0]).repeat([2, 1]));
+    cache.narrow(0, 0, 2).copy_(&stacked.sum_dims([0, 1], false).roll([1], [0]).repeat([2, 1]));
     // The macro does not track tensors destructured from a tuple (yet):
     // a typed `let` makes `var` a tensor it checks at run time.
-    let (v0, mean) = stacked.var_mean(&[-1], 1, false);
+    let (v0, mean) = stacked.var_mean([-1], 1, false);
     let (best, arg) = probs.max_dim(1, false);
     let var: Tensor = v0;
     var.add_(&mean).add_(&best);
-    let n = probs.vector_norm(2.0, &[1], false);
-    let n = n.add_scaled(&var.amax(&[0], false), 2.0);
+    let n = probs.vector_norm(2.0, [1], false);
+    let n = n.add_scaled(var.amax([0], false), 2.0);
     n.clamp_max_(0.9);
     let total = idx.sum().to_vec()[0] + arg.sum().to_vec()[0];
     (var, n, Tensor::full(&[1], total as f32))

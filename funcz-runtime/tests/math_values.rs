@@ -93,7 +93,7 @@ fn run_common<T: Element>(op: &str, c: &Case<T>) -> Option<Vec<Res>> {
     let x = &c.x[0];
     let one = |t: Tensor<T>| Some(vec![res(&t)]);
     let pair = |(a, b): (Tensor<T>, Tensor<i64>)| Some(vec![res(&a), res(&b)]);
-    let out = match op {
+    match op {
         "clamp_min" => {
             inplace_matches(x, |y| y.clamp_min_(c.s(0)), &x.clamp_min(c.s(0)));
             one(x.clamp_min(c.s(0)))
@@ -162,8 +162,7 @@ fn run_common<T: Element>(op: &str, c: &Case<T>) -> Option<Vec<Res>> {
         "sort" => pair(x.sort(c.i(0), c.b(1))),
         "topk" => pair(x.topk(c.i(0), c.i(1), c.b(2), c.b(3))),
         _ => None,
-    };
-    out
+    }
 }
 
 /// Float-only ops.
@@ -403,7 +402,7 @@ fn bad_arguments_panic_naming_the_op() {
         "{m}"
     );
     let m = msg(|| {
-        x.add_scaled_(&Tensor::zeros(&[2, 2, 3]), 1.0);
+        x.add_scaled_(Tensor::zeros(&[2, 2, 3]), 1.0);
     });
     assert!(m.contains("add_") && m.contains("[2, 2, 3]"), "{m}");
     let m = msg(|| {

@@ -4,6 +4,7 @@
 //! eager values. Checks that the traced argument order is the one the
 //! exporter's mappings (`trace/onnx/lower.rs`) read.
 #![cfg(feature = "onnx")]
+#![allow(clippy::needless_borrows_for_generic_args)]
 
 mod support;
 

@@ -93,26 +93,14 @@ pub(crate) fn softplus_k<T: FloatElement>(x: T, beta: T, threshold: T) -> T {
 #[inline]
 pub(crate) fn clamp_min_k<T: Element>(x: T, lo: T) -> T {
     #[allow(clippy::eq_op)]
-    if lo != lo {
-        lo
-    } else if x < lo {
-        lo
-    } else {
-        x
-    }
+    if lo != lo || x < lo { lo } else { x }
 }
 
 /// `min(x, hi)` with NaN propagation from either side.
 #[inline]
 pub(crate) fn clamp_max_k<T: Element>(x: T, hi: T) -> T {
     #[allow(clippy::eq_op)]
-    if hi != hi {
-        hi
-    } else if x > hi {
-        hi
-    } else {
-        x
-    }
+    if hi != hi || x > hi { hi } else { x }
 }
 
 /// `-1`, `0` or `1`; `sign(NaN)` and `sign(-0.0)` are `0.0`, as PyTorch's
