@@ -28,6 +28,15 @@ mod operand;
 mod reduce;
 mod std_ops;
 
+// The ops of issue 12, part 3 (math, softmax, shape ops, sorting).
+mod lanes;
+mod math;
+mod scalar_left;
+mod shape_ops;
+mod softmax;
+mod sortk;
+mod stats;
+
 pub use operand::{Operand, OperandRef};
 
 use crate::element::Element;

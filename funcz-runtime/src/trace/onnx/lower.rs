@@ -980,10 +980,28 @@ fn rsqrt(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
     Ok(())
 }
 
-/// `gelu(x)` (exact form): `0.5 x (1 + erf(x / sqrt 2))`.
+/// `gelu(x)` (exact form): `0.5 x (1 + erf(x / sqrt 2))`; `gelu(x, 1)`
+/// (the runtime's record of `approximate="tanh"`):
+/// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
 fn gelu(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
     let dt = at.meta().dtype;
     let x = onnx_name(cx.g, &at.tensor(0)?);
+    if opt(at, 1).and_then(num) == Some(1.0) {
+        let c = cx.scalar(0.044715, dt);
+        let x2 = cx.tmp_node("Mul", vec![x.clone(), x.clone()], vec![]);
+        let x3 = cx.tmp_node("Mul", vec![x2, x.clone()], vec![]);
+        let cx3 = cx.tmp_node("Mul", vec![x3, c], vec![]);
+        let inner = cx.tmp_node("Add", vec![x.clone(), cx3], vec![]);
+        let k = cx.scalar((2.0 / std::f64::consts::PI).sqrt(), dt);
+        let kin = cx.tmp_node("Mul", vec![inner, k], vec![]);
+        let t = cx.tmp_node("Tanh", vec![kin], vec![]);
+        let one = cx.scalar(1.0, dt);
+        let t1 = cx.tmp_node("Add", vec![t, one], vec![]);
+        let half = cx.scalar(0.5, dt);
+        let hx = cx.tmp_node("Mul", vec![x, half], vec![]);
+        cx.node("Mul", vec![hx, t1], at.outs.clone(), vec![]);
+        return Ok(());
+    }
     let r = cx.scalar(std::f64::consts::FRAC_1_SQRT_2, dt);
     let xs = cx.tmp_node("Mul", vec![x.clone(), r], vec![]);
     let e = cx.tmp_node("Erf", vec![xs], vec![]);
