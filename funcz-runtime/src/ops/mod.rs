@@ -19,10 +19,13 @@
 mod clone;
 mod compare;
 mod create;
+mod dtype;
 mod display;
 mod elementwise;
+mod indexed;
 mod inplace;
 mod kernel;
+mod mask;
 mod matmul;
 mod operand;
 mod reduce;
