@@ -547,7 +547,7 @@ mod tests {
     use super::*;
     use crate::layout::Layout;
     use crate::element::Element;
-    use crate::layout::Layout;
+    use crate::trace::{Arg, ToArg, op, untraced};
 
     fn add<T: Element>(t: &Tensor<T>, s: T) -> Tensor<T> {
         op(
