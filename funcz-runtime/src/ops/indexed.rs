@@ -47,10 +47,11 @@ fn position(op: &str, i: i64, dim: usize, size: usize, negative: bool) -> usize 
 /// `size`.
 #[track_caller]
 fn positions(op: &str, index: &Tensor<i64>, dim: usize, size: usize, negative: bool) -> Vec<usize> {
-    values(index)
-        .into_iter()
-        .map(|i| position(op, i, dim, size, negative))
-        .collect()
+    let mut out = Vec::with_capacity(index.numel());
+    for i in values(index) {
+        out.push(position(op, i, dim, size, negative));
+    }
+    out
 }
 
 /// A layout's rank-0 case seen as one element of shape `[1]` (the
@@ -428,11 +429,10 @@ fn element_targets<T: Scalar>(
     let sd = strides[d];
     strides[d] = 0;
     let base = Layout::new(&ishape, &strides, l1.offset);
-    let targets = base
-        .offsets()
-        .zip(values(index))
-        .map(|(o, i)| o + position(op, i, d, l1.shape[d], false) * sd)
-        .collect();
+    let mut targets = Vec::with_capacity(base.numel());
+    for (o, i) in base.offsets().zip(values(index)) {
+        targets.push(o + position(op, i, d, l1.shape[d], false) * sd);
+    }
     (targets, src_vals)
 }
 
@@ -782,12 +782,11 @@ fn put_plan<T: Element>(
     }
     let mut cols = Vec::with_capacity(m);
     for (k, i) in indices.iter().enumerate() {
-        cols.push(
-            values_as(i, &b)
-                .into_iter()
-                .map(|v| position(op, v, k, x.shape()[k], true))
-                .collect::<Vec<_>>(),
-        );
+        let mut col = Vec::new();
+        for v in values_as(i, &b) {
+            col.push(position(op, v, k, x.shape()[k], true));
+        }
+        cols.push(col);
     }
     let n: usize = b.iter().product();
     let pos = (0..n).map(|p| cols.iter().map(|c| c[p]).collect()).collect();
