@@ -1528,7 +1528,20 @@ fn scatter_elements(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
     let ishape = cx.meta(&ir)?.shape;
     let i = onnx_name(cx.g, &ir);
     let src = match at.node.args.get(3) {
-        Some(Value::Tensor(_)) => operand_as(cx, at, 3, dt)?,
+        Some(Value::Tensor(sr)) => {
+            // PyTorch reads only the index-shaped corner of a larger src;
+            // ScatterElements wants updates of exactly the index's shape.
+            let sshape = cx.meta(sr)?.shape;
+            let s = operand_as(cx, at, 3, dt)?;
+            if sshape == ishape || ishape.is_empty() {
+                s
+            } else {
+                let starts = cx.const_i64(vec![0; ishape.len()]);
+                let ends = cx.const_i64(ishape.iter().map(|&d| d as i64).collect());
+                let axes = cx.const_i64((0..ishape.len() as i64).collect());
+                cx.tmp_node("Slice", vec![s, starts, ends, axes], vec![])
+            }
+        }
         _ => {
             let v = cx.operand(at, 3, dt)?;
             let s = cx.const_i64(ishape.iter().map(|&d| d as i64).collect());
