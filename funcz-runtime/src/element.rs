@@ -43,9 +43,7 @@ pub enum Raw {
 /// assert_eq!(<i64 as Scalar>::cast_from(2.9f32), 2);
 /// assert!(<bool as Scalar>::cast_from(-0.5f64));
 /// ```
-pub trait Scalar:
-    Copy + Send + Sync + PartialEq + Debug + Display + Default + 'static
-{
+pub trait Scalar: Copy + Send + Sync + PartialEq + Debug + Display + Default + 'static {
     /// PyTorch's name for the dtype (`float32`, `int64`, `bool`, ...).
     const DTYPE: &'static str;
     /// Whether the type is a floating-point type.

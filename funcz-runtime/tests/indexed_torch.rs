@@ -42,21 +42,34 @@ fn tensor(v: &Value) -> Any {
         .collect();
     let vals = v["values"].as_array().unwrap();
     match v["dtype"].as_str().unwrap() {
-        "float32" => Any::F32(Tensor::from_vec(vals.iter().map(|x| num(x) as f32).collect(), &shape)),
+        "float32" => Any::F32(Tensor::from_vec(
+            vals.iter().map(|x| num(x) as f32).collect(),
+            &shape,
+        )),
         "float64" => Any::F64(Tensor::from_vec(vals.iter().map(num).collect(), &shape)),
-        "int64" => Any::I64(Tensor::from_vec(vals.iter().map(|x| x.as_i64().unwrap()).collect(), &shape)),
+        "int64" => Any::I64(Tensor::from_vec(
+            vals.iter().map(|x| x.as_i64().unwrap()).collect(),
+            &shape,
+        )),
         "int32" => Any::I32(Tensor::from_vec(
             vals.iter().map(|x| x.as_i64().unwrap() as i32).collect(),
             &shape,
         )),
-        "bool" => Any::Bool(Tensor::from_vec(vals.iter().map(|x| x.as_bool().unwrap()).collect(), &shape)),
+        "bool" => Any::Bool(Tensor::from_vec(
+            vals.iter().map(|x| x.as_bool().unwrap()).collect(),
+            &shape,
+        )),
         d => panic!("dtype {d}"),
     }
 }
 
 /// Checks `t` against a recorded tensor: dtype, shape, values.
 fn assert_matches<T: Scalar>(name: &str, what: &str, t: &Tensor<T>, want: &Value) {
-    assert_eq!(T::DTYPE, want["dtype"].as_str().unwrap(), "{name}: {what} dtype");
+    assert_eq!(
+        T::DTYPE,
+        want["dtype"].as_str().unwrap(),
+        "{name}: {what} dtype"
+    );
     let shape: Vec<usize> = want["shape"]
         .as_array()
         .unwrap()
@@ -172,8 +185,12 @@ fn run(op: &str, ins: &std::collections::HashMap<String, Any>, args: &Value) -> 
         "index_copy" => Any::F32(f("x").index_copy(arg_i("dim"), i("index"), f("src"))),
         "index_add_" => Any::F32(f("x").index_add_(arg_i("dim"), i("index"), f("src"))),
         "index_add" => Any::I64(i("x").index_add(arg_i("dim"), i("index"), i("src"))),
-        "index_fill_" => Any::F32(f("x").index_fill_(arg_i("dim"), i("index"), arg_f("scalar") as f32)),
-        "index_fill" => Any::F32(f("x").index_fill(arg_i("dim"), i("index"), arg_f("scalar") as f32)),
+        "index_fill_" => {
+            Any::F32(f("x").index_fill_(arg_i("dim"), i("index"), arg_f("scalar") as f32))
+        }
+        "index_fill" => {
+            Any::F32(f("x").index_fill(arg_i("dim"), i("index"), arg_f("scalar") as f32))
+        }
         "index_put_" | "index_put" => {
             let mut idx: Vec<&Tensor<i64>> = vec![i("i0")];
             if ins.contains_key("i1") {
@@ -204,7 +221,10 @@ fn every_recorded_case_matches_pytorch() {
     let loc = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let seen = loc.clone();
     std::panic::set_hook(Box::new(move |info| {
-        let file = info.location().map(|l| l.file().to_string()).unwrap_or_default();
+        let file = info
+            .location()
+            .map(|l| l.file().to_string())
+            .unwrap_or_default();
         seen.lock().unwrap().push(file);
     }));
     for c in cases {

@@ -20,6 +20,10 @@ impl<T: Scalar> Clone for Tensor<T> {
     /// assert!(!a.same_storage(&b));
     /// ```
     fn clone(&self) -> Self {
-        trace::op("clone", || vec![self.to_arg()], || materialize(self, &self.layout))
+        trace::op(
+            "clone",
+            || vec![self.to_arg()],
+            || materialize(self, &self.layout),
+        )
     }
 }

@@ -50,8 +50,16 @@ pub(crate) fn broadcast(op: &str, what: &str, a: &[usize], b: &[usize]) -> Vec<u
     let n = a.len().max(b.len());
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         let d = if da == db || db == 1 {
             da
         } else if da == 1 {

@@ -90,9 +90,17 @@ fn check_vector_index(op: &str, index: &Tensor<i64>) {
 /// `self`'s shape with `d` replaced by `k`.
 #[track_caller]
 fn check_source_shape(op: &str, self_shape: &[usize], d: usize, k: usize, source: &[usize]) {
-    let mut want: Vec<usize> = if self_shape.is_empty() { vec![1] } else { self_shape.to_vec() };
+    let mut want: Vec<usize> = if self_shape.is_empty() {
+        vec![1]
+    } else {
+        self_shape.to_vec()
+    };
     want[d] = k;
-    let got: Vec<usize> = if source.is_empty() { vec![1] } else { source.to_vec() };
+    let got: Vec<usize> = if source.is_empty() {
+        vec![1]
+    } else {
+        source.to_vec()
+    };
     if got != want {
         panic!(
             "funcz: {op}: source of shape {source:?} must have the shape of self {self_shape:?} \
@@ -167,7 +175,11 @@ impl<T: Scalar> Tensor<T> {
                 let ol = Layout::new(&l.shape[..d], &l.strides[..d], l.offset);
                 let mut heads = ol.offsets();
                 for _ in 0..outer.max(usize::from(d == 0)) {
-                    let head = if d == 0 { l.offset } else { heads.next().unwrap_or(0) };
+                    let head = if d == 0 {
+                        l.offset
+                    } else {
+                        heads.next().unwrap_or(0)
+                    };
                     for &p in &pos {
                         let w = Layout::new(
                             &l.shape[d + 1..],
@@ -295,7 +307,14 @@ impl<T: Scalar> Tensor<T> {
         check_writable("index_copy_", &self.layout);
         trace::op(
             "index_copy_",
-            || vec![self.to_arg(), Arg::Int(dim), index.to_arg(), source.to_arg()],
+            || {
+                vec![
+                    self.to_arg(),
+                    Arg::Int(dim),
+                    index.to_arg(),
+                    source.to_arg(),
+                ]
+            },
             || {
                 let src = values(source);
                 let mut g = self.storage.write();
@@ -321,11 +340,24 @@ impl<T: Scalar> Tensor<T> {
         let (d, pos) = along("index_copy", self, dim, index, Some(source), false);
         trace::op(
             "index_copy",
-            || vec![self.to_arg(), Arg::Int(dim), index.to_arg(), source.to_arg()],
+            || {
+                vec![
+                    self.to_arg(),
+                    Arg::Int(dim),
+                    index.to_arg(),
+                    source.to_arg(),
+                ]
+            },
             || {
                 let src = values(source);
                 let out = materialize(self, &self.layout);
-                copy_slices(&mut out.storage.write_unversioned(), &out.layout, d, &pos, &src);
+                copy_slices(
+                    &mut out.storage.write_unversioned(),
+                    &out.layout,
+                    d,
+                    &pos,
+                    &src,
+                );
                 out
             },
         )
@@ -387,7 +419,11 @@ fn element_targets<T: Scalar>(
         );
     }
     let l1 = at_least_1d(l);
-    let ishape: Vec<usize> = if index.dim() == 0 { vec![1] } else { index.shape().to_vec() };
+    let ishape: Vec<usize> = if index.dim() == 0 {
+        vec![1]
+    } else {
+        index.shape().to_vec()
+    };
     for (k, (&i, &s)) in ishape.iter().zip(l1.shape.iter()).enumerate() {
         if k != d && i > s {
             panic!(
@@ -454,7 +490,14 @@ impl<T: Element> Tensor<T> {
         check_writable("index_add_", &self.layout);
         trace::op(
             "index_add_",
-            || vec![self.to_arg(), Arg::Int(dim), index.to_arg(), source.to_arg()],
+            || {
+                vec![
+                    self.to_arg(),
+                    Arg::Int(dim),
+                    index.to_arg(),
+                    source.to_arg(),
+                ]
+            },
             || {
                 let src = values(source);
                 let mut g = self.storage.write();
@@ -479,7 +522,14 @@ impl<T: Element> Tensor<T> {
         let (d, pos) = along("index_add", self, dim, index, Some(source), false);
         trace::op(
             "index_add",
-            || vec![self.to_arg(), Arg::Int(dim), index.to_arg(), source.to_arg()],
+            || {
+                vec![
+                    self.to_arg(),
+                    Arg::Int(dim),
+                    index.to_arg(),
+                    source.to_arg(),
+                ]
+            },
             || {
                 let src = values(source);
                 let out = materialize(self, &self.layout);
@@ -544,7 +594,15 @@ impl<T: Element> Tensor<T> {
             || vec![self.to_arg(), Arg::Int(dim), index.to_arg(), value.to_arg()],
             || {
                 let out = materialize(self, &self.layout);
-                write_slices(&mut out.storage.write_unversioned(), &out.layout, d, &pos, None, v, false);
+                write_slices(
+                    &mut out.storage.write_unversioned(),
+                    &out.layout,
+                    d,
+                    &pos,
+                    None,
+                    v,
+                    false,
+                );
                 out
             },
         )
@@ -597,7 +655,14 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn scatter_add_(&self, dim: i64, index: &Tensor<i64>, src: &Tensor<T>) -> Tensor<T> {
-        self.scatter_impl("scatter_add_", dim, index, OperandRef::Tensor(src), true, true)
+        self.scatter_impl(
+            "scatter_add_",
+            dim,
+            index,
+            OperandRef::Tensor(src),
+            true,
+            true,
+        )
     }
 
     /// The functional [`scatter_add_`](Tensor::scatter_add_) (aten
@@ -611,7 +676,14 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn scatter_add(&self, dim: i64, index: &Tensor<i64>, src: &Tensor<T>) -> Tensor<T> {
-        self.scatter_impl("scatter_add", dim, index, OperandRef::Tensor(src), true, false)
+        self.scatter_impl(
+            "scatter_add",
+            dim,
+            index,
+            OperandRef::Tensor(src),
+            true,
+            false,
+        )
     }
 
     #[track_caller]
@@ -734,7 +806,12 @@ impl<T: Element> Tensor<T> {
             || {
                 let v = plan.values(&values);
                 let out = materialize(self, &self.layout);
-                plan.apply(&mut out.storage.write_unversioned(), &out.layout, &v, accumulate);
+                plan.apply(
+                    &mut out.storage.write_unversioned(),
+                    &out.layout,
+                    &v,
+                    accumulate,
+                );
                 out
             },
         )
@@ -748,7 +825,12 @@ fn put_args<T: Element>(
     accumulate: bool,
 ) -> Vec<Arg> {
     let ids: Vec<Tensor<i64>> = indices.iter().map(|t| t.shallow_clone()).collect();
-    vec![x.to_arg(), ids.to_arg(), values.to_arg(), Arg::Bool(accumulate)]
+    vec![
+        x.to_arg(),
+        ids.to_arg(),
+        values.to_arg(),
+        Arg::Bool(accumulate),
+    ]
 }
 
 /// A checked `index_put`: for each position of the broadcast index shape,
@@ -789,7 +871,9 @@ fn put_plan<T: Element>(
         cols.push(col);
     }
     let n: usize = b.iter().product();
-    let pos = (0..n).map(|p| cols.iter().map(|c| c[p]).collect()).collect();
+    let pos = (0..n)
+        .map(|p| cols.iter().map(|c| c[p]).collect())
+        .collect();
     let mut vshape = b;
     vshape.extend_from_slice(&x.shape()[m..]);
     let got = broadcast(op, "values", &vshape, values.shape());
@@ -816,7 +900,12 @@ impl PutPlan {
         let rest = Layout::new(&l.shape[m..], &l.strides[m..], 0);
         let chunk = rest.numel();
         for (p, idx) in self.pos.iter().enumerate() {
-            let head = l.offset + idx.iter().zip(l.strides.iter()).map(|(i, s)| i * s).sum::<usize>();
+            let head = l.offset
+                + idx
+                    .iter()
+                    .zip(l.strides.iter())
+                    .map(|(i, s)| i * s)
+                    .sum::<usize>();
             let vals = &v[p * chunk..(p + 1) * chunk];
             for (o, &x) in rest.offsets().zip(vals) {
                 if accumulate {

@@ -19,8 +19,8 @@
 mod clone;
 mod compare;
 mod create;
-mod dtype;
 mod display;
+mod dtype;
 mod elementwise;
 mod indexed;
 mod inplace;

@@ -545,8 +545,8 @@ mod tests {
     //! `ops/` and `view/`).
 
     use super::*;
-    use crate::layout::Layout;
     use crate::element::Element;
+    use crate::layout::Layout;
     use crate::trace::{Arg, ToArg, op, untraced};
 
     fn add<T: Element>(t: &Tensor<T>, s: T) -> Tensor<T> {

@@ -217,7 +217,9 @@ impl Step {
 /// the view would).
 #[track_caller]
 pub(crate) fn index_layout(items: &[IndexItem], l: &Layout) -> Layout {
-    steps(items, l.ndim()).iter().fold(*l, |acc, s| s.layout(&acc))
+    steps(items, l.ndim())
+        .iter()
+        .fold(*l, |acc, s| s.layout(&acc))
 }
 
 impl<T: Scalar> Tensor<T> {

@@ -140,6 +140,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("logical_xor", Rule::Custom(logical)),
     ("where", Rule::Custom(where_)),
     ("masked_fill", Rule::Custom(masked_fill)),
+    ("masked_scatter", Rule::Custom(masked_scatter)),
     ("to", Rule::Custom(cast)),
     ("_to_copy", Rule::Custom(cast)),
     ("empty", Rule::Custom(constructor)),
@@ -1158,6 +1159,36 @@ fn masked_fill(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
     let m = operand_as(cx, at, 1, DType::Bool)?;
     let v = operand_as(cx, at, 2, dt)?;
     cx.node("Where", vec![m, v, x], at.outs.clone(), vec![]);
+    Ok(())
+}
+
+/// `masked_scatter(self, mask, source)`: the k-th true position (row-major)
+/// takes `source.flatten()[k]`: a running count of the mask picks the
+/// source element, `Where` keeps `self` elsewhere.
+fn masked_scatter(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
+    let meta = at.meta().clone();
+    let dt = meta.dtype;
+    let x = operand_as(cx, at, 0, dt)?;
+    let dims = cx.const_i64(meta.shape.iter().map(|&d| d as i64).collect());
+    let x = cx.tmp_node("Expand", vec![x, dims.clone()], vec![]);
+    let m = operand_as(cx, at, 1, DType::Bool)?;
+    let m = cx.tmp_node("Expand", vec![m, dims.clone()], vec![]);
+    // The count runs in float64 (exact to 2^53): tract folds an int64
+    // CumSum of constants as symbolic dims and fails.
+    let mf = cast_to(cx, m.clone(), DType::Bool, DType::Float64);
+    let flat = cx.flat(mf);
+    let axis = cx.scalar_i64(0);
+    let count = cx.tmp_node("CumSum", vec![flat, axis], vec![]);
+    let count = cast_to(cx, count, DType::Float64, DType::Int64);
+    let one = cx.scalar_i64(1);
+    let zero = cx.scalar_i64(0);
+    let k = cx.tmp_node("Sub", vec![count, one], vec![]);
+    let k = cx.tmp_node("Max", vec![k, zero], vec![]);
+    let src = operand_as(cx, at, 2, dt)?;
+    let src = cx.flat(src);
+    let g = cx.tmp_node("Gather", vec![src, k], vec![attr_i("axis", 0)]);
+    let g = cx.tmp_node("Reshape", vec![g, dims], vec![]);
+    cx.node("Where", vec![m, g, x], at.outs.clone(), vec![]);
     Ok(())
 }
 
