@@ -1,8 +1,120 @@
 //! Element types a [`Tensor`](crate::Tensor) can hold.
+//!
+//! Two levels: [`Scalar`] is what a tensor can *store* (`f32`, `f64`,
+//! `i32`, `i64` and `bool`): enough for views, copies, scatters, printing,
+//! comparisons, masks and casts. [`Element`] is a numeric scalar (every
+//! `Scalar` but `bool`): what arithmetic needs. Every `Element` is a
+//! `Scalar` (a blanket impl), so a `Tensor<bool>` mask supports the
+//! storage-level ops and the mask ops, and not `add`.
+//!
+//! ```
+//! use funcz_runtime::{Scalar, Tensor};
+//! let x = Tensor::<f32>::from_vec(vec![1.0, -2.0, 3.0], &[3]);
+//! let mask: Tensor<bool> = x.gt(0.0);
+//! assert_eq!(mask.to_vec(), vec![true, false, true]);
+//! assert_eq!(<bool as Scalar>::DTYPE, "bool");
+//! ```
 
 use std::fmt::{Debug, Display};
 
-/// A scalar type that can live in a tensor: `f32`, `f64`, `i32`, `i64`.
+/// A value of any dtype, as a cast reads it (see [`Scalar::to_raw`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Raw {
+    /// A floating-point value.
+    F(f64),
+    /// An integer value.
+    I(i64),
+    /// A boolean.
+    B(bool),
+}
+
+/// A type a [`Tensor`](crate::Tensor) can store: every [`Element`]
+/// (`f32`, `f64`, `i32`, `i64`) and `bool`. Views, copies, scatters,
+/// `clone`, printing, `equal`, casts and the indexed ops work on any
+/// `Scalar`; arithmetic needs an [`Element`].
+///
+/// ```
+/// use funcz_runtime::{Scalar, Tensor};
+/// let m = Tensor::<bool>::from_vec(vec![true, false, false, true], &[2, 2]);
+/// assert_eq!(m.t().to_vec(), vec![true, false, false, true]);
+/// assert_eq!(m.select(0, 1).to_vec(), vec![false, true]);
+/// assert_eq!(<bool as Scalar>::DTYPE, "bool");
+/// assert_eq!(<i64 as Scalar>::cast_from(2.9f32), 2);
+/// assert!(<bool as Scalar>::cast_from(-0.5f64));
+/// ```
+pub trait Scalar: Copy + Send + Sync + PartialEq + Debug + Display + Default + 'static {
+    /// PyTorch's name for the dtype (`float32`, `int64`, `bool`, ...).
+    const DTYPE: &'static str;
+    /// Whether the type is a floating-point type.
+    const IS_FLOAT: bool;
+    /// Whether the type is `bool`.
+    const IS_BOOL: bool;
+    /// The value as a cast reads it.
+    #[doc(hidden)]
+    fn to_raw(self) -> Raw;
+    /// The value a cast from `r` makes, as PyTorch casts: float to integer
+    /// truncates toward zero (saturating where C++ would be undefined),
+    /// integer to narrower integer wraps, anything to `bool` is `!= 0`
+    /// (NaN is `true`), `bool` is 0 or 1.
+    #[doc(hidden)]
+    fn from_raw(r: Raw) -> Self;
+    /// `v` converted to this type, as `torch.Tensor.to(dtype)` converts.
+    fn cast_from<U: Scalar>(v: U) -> Self {
+        Self::from_raw(v.to_raw())
+    }
+    /// The value widened to `f64` (`bool` is 0 or 1; integers beyond 2^53
+    /// round).
+    fn as_f64(self) -> f64 {
+        match self.to_raw() {
+            Raw::F(x) => x,
+            Raw::I(i) => i as f64,
+            Raw::B(b) => b as u8 as f64,
+        }
+    }
+}
+
+impl Scalar for bool {
+    const DTYPE: &'static str = "bool";
+    const IS_FLOAT: bool = false;
+    const IS_BOOL: bool = true;
+    #[inline]
+    fn to_raw(self) -> Raw {
+        Raw::B(self)
+    }
+    #[inline]
+    fn from_raw(r: Raw) -> Self {
+        match r {
+            Raw::F(x) => x != 0.0,
+            Raw::I(i) => i != 0,
+            Raw::B(b) => b,
+        }
+    }
+}
+
+/// The numeric scalars: how each reads and makes a [`Raw`].
+#[doc(hidden)]
+pub trait NumRaw: Sized {
+    fn num_to_raw(self) -> Raw;
+    fn num_from_raw(r: Raw) -> Self;
+}
+
+impl<T: Element + NumRaw> Scalar for T {
+    const DTYPE: &'static str = <T as Element>::DTYPE;
+    const IS_FLOAT: bool = <T as Element>::IS_FLOAT;
+    const IS_BOOL: bool = false;
+    #[inline]
+    fn to_raw(self) -> Raw {
+        self.num_to_raw()
+    }
+    #[inline]
+    fn from_raw(r: Raw) -> Self {
+        T::num_from_raw(r)
+    }
+}
+
+/// A numeric scalar type: `f32`, `f64`, `i32`, `i64` (every [`Scalar`]
+/// but `bool`); arithmetic, reductions and `matmul` need one.
 ///
 /// ```
 /// use funcz_runtime::Element;
@@ -26,6 +138,7 @@ pub trait Element:
     + std::ops::MulAssign
     + std::ops::DivAssign
     + std::iter::Sum
+    + NumRaw
     + 'static
 {
     /// PyTorch's name for the dtype (`float32`, `int64`, ...).
@@ -62,6 +175,20 @@ macro_rules! float_element {
             }
         }
         impl FloatElement for $t {}
+        impl NumRaw for $t {
+            #[inline]
+            fn num_to_raw(self) -> Raw {
+                Raw::F(self as f64)
+            }
+            #[inline]
+            fn num_from_raw(r: Raw) -> Self {
+                match r {
+                    Raw::F(x) => x as $t,
+                    Raw::I(i) => i as $t,
+                    Raw::B(b) => b as u8 as $t,
+                }
+            }
+        }
     };
 }
 
@@ -77,6 +204,23 @@ macro_rules! int_element {
             #[inline]
             fn from_f64(v: f64) -> Self {
                 v as $t
+            }
+        }
+        impl NumRaw for $t {
+            #[inline]
+            fn num_to_raw(self) -> Raw {
+                Raw::I(self as i64)
+            }
+            #[inline]
+            fn num_from_raw(r: Raw) -> Self {
+                match r {
+                    // Through i64 (saturating), then wrapping to the width,
+                    // as PyTorch's float -> int8/int16/int32 conversions do
+                    // on x86 for in-range values.
+                    Raw::F(x) => (x as i64) as $t,
+                    Raw::I(i) => i as $t,
+                    Raw::B(b) => b as $t,
+                }
             }
         }
     };

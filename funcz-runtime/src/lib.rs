@@ -59,7 +59,7 @@ pub use ndarray;
 
 pub use args::{AsI64, IntoShape};
 pub use dims::{Dims, MAX_DIMS};
-pub use element::{Element, FloatElement};
+pub use element::{Element, FloatElement, Scalar};
 pub use fallible::{Error, Result};
 pub use layout::Layout;
 pub use ops::Operand;

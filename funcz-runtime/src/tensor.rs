@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ndarray::{ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
 
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::layout::Layout;
 use crate::storage::Storage;
 
@@ -102,13 +102,13 @@ pub(crate) fn fresh_id() -> TensorId {
 ///   [`try_select`](Tensor::try_select), [`try_matmul`](Tensor::try_matmul),
 ///   [`try_add`](Tensor::try_add), [`try_sub`](Tensor::try_sub),
 ///   [`try_mul`](Tensor::try_mul), [`try_div`](Tensor::try_div).
-pub struct Tensor<T: Element = f32> {
+pub struct Tensor<T: Scalar = f32> {
     pub(crate) storage: Arc<Storage<T>>,
     pub(crate) layout: Layout,
     pub(crate) id: TensorId,
 }
 
-impl<T: Element> Tensor<T> {
+impl<T: Scalar> Tensor<T> {
     // ---- construction (crate-internal) ----
 
     /// A tensor over `storage` with `layout` and a fresh identity.
@@ -341,7 +341,7 @@ pub(crate) fn array_view_mut<'a, T>(data: &'a mut [T], layout: &Layout) -> Array
         .expect("funcz: internal: layout fits its storage and does not overlap")
 }
 
-impl<T: Element> std::fmt::Debug for Tensor<T> {
+impl<T: Scalar> std::fmt::Debug for Tensor<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tensor")
             .field("shape", &self.shape())
@@ -352,7 +352,7 @@ impl<T: Element> std::fmt::Debug for Tensor<T> {
     }
 }
 
-impl<T: Element> AsRef<Tensor<T>> for Tensor<T> {
+impl<T: Scalar> AsRef<Tensor<T>> for Tensor<T> {
     fn as_ref(&self) -> &Tensor<T> {
         self
     }

@@ -1,12 +1,12 @@
 //! `Clone`: a deep copy, as PyTorch's `clone()`.
 
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::tensor::Tensor;
 use crate::trace::{self, ToArg};
 
-use super::kernel::unary;
+use crate::view::gather::materialize;
 
-impl<T: Element> Clone for Tensor<T> {
+impl<T: Scalar> Clone for Tensor<T> {
     /// A deep copy into fresh contiguous storage (aten `clone`): writes to
     /// the copy are not seen by the original. Use `alias()` for a second
     /// handle on the same storage.
@@ -20,6 +20,10 @@ impl<T: Element> Clone for Tensor<T> {
     /// assert!(!a.same_storage(&b));
     /// ```
     fn clone(&self) -> Self {
-        trace::op("clone", || vec![self.to_arg()], || unary(self, |x| x))
+        trace::op(
+            "clone",
+            || vec![self.to_arg()],
+            || materialize(self, &self.layout),
+        )
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::tensor::Tensor;
 
 const PRECISION: usize = 4;
@@ -43,6 +43,14 @@ fn fixed(v: f64, precision: usize) -> String {
     format!("{v:.precision$}")
 }
 
+/// An integer or a `bool` as Python prints it (`True`, `False`).
+fn plain<T: Scalar>(v: T) -> String {
+    match v.to_raw() {
+        crate::element::Raw::B(b) => (if b { "True" } else { "False" }).to_string(),
+        _ => v.to_string(),
+    }
+}
+
 /// PyTorch's `_Formatter`: one width and one style for the whole tensor.
 struct Formatter {
     floating: bool,
@@ -52,7 +60,7 @@ struct Formatter {
 }
 
 impl Formatter {
-    fn new<T: Element>(values: &[T]) -> Self {
+    fn new<T: Scalar>(values: &[T]) -> Self {
         let mut f = Formatter {
             floating: T::IS_FLOAT,
             int_mode: true,
@@ -61,13 +69,13 @@ impl Formatter {
         };
         if !T::IS_FLOAT {
             for v in values {
-                f.width = f.width.max(v.to_string().len());
+                f.width = f.width.max(plain(*v).len());
             }
             return f;
         }
         let nz: Vec<f64> = values
             .iter()
-            .map(|&v| Element::to_f64(v))
+            .map(|&v| Scalar::as_f64(v))
             .filter(|v| v.is_finite() && *v != 0.0)
             .collect();
         if nz.is_empty() {
@@ -93,9 +101,9 @@ impl Formatter {
         f
     }
 
-    fn format<T: Element>(&self, v: T) -> String {
+    fn format<T: Scalar>(&self, v: T) -> String {
         let s = if self.floating {
-            let x = Element::to_f64(v);
+            let x = Scalar::as_f64(v);
             if self.sci_mode {
                 sci(x)
             } else if self.int_mode {
@@ -108,7 +116,7 @@ impl Formatter {
                 fixed(x, PRECISION)
             }
         } else {
-            v.to_string()
+            plain(v)
         };
         format!("{s:>w$}", w = self.width)
     }
@@ -116,7 +124,7 @@ impl Formatter {
 
 /// The values the formatter looks at when the tensor is summarized (the
 /// edge items of every dimension).
-fn summarized<T: Element>(data: &[T], shape: &[usize], out: &mut Vec<T>) {
+fn summarized<T: Scalar>(data: &[T], shape: &[usize], out: &mut Vec<T>) {
     match shape.len() {
         0 => out.extend_from_slice(data),
         1 => {
@@ -149,7 +157,7 @@ fn rows(n: usize, summarize: bool) -> Vec<Option<usize>> {
     }
 }
 
-fn vector_str<T: Element>(data: &[T], indent: usize, summarize: bool, f: &Formatter) -> String {
+fn vector_str<T: Scalar>(data: &[T], indent: usize, summarize: bool, f: &Formatter) -> String {
     let per_line = ((LINEWIDTH.saturating_sub(indent)) / (f.width + 2)).max(1);
     let items: Vec<String> = rows(data.len(), summarize)
         .into_iter()
@@ -163,7 +171,7 @@ fn vector_str<T: Element>(data: &[T], indent: usize, summarize: bool, f: &Format
     format!("[{}]", lines.join(&sep))
 }
 
-fn tensor_str<T: Element>(
+fn tensor_str<T: Scalar>(
     data: &[T],
     shape: &[usize],
     indent: usize,
@@ -218,7 +226,7 @@ fn add_suffixes(mut s: String, suffixes: &[String], indent: usize) -> String {
 }
 
 /// The full `tensor(...)` string.
-fn render<T: Element>(t: &Tensor<T>) -> String {
+fn render<T: Scalar>(t: &Tensor<T>) -> String {
     let prefix = "tensor(";
     let indent = prefix.len();
     let shape = t.shape();
@@ -233,7 +241,7 @@ fn render<T: Element>(t: &Tensor<T>) -> String {
         }
         "[]".to_string()
     } else {
-        if T::DTYPE != "float32" && T::DTYPE != "int64" {
+        if !matches!(T::DTYPE, "float32" | "int64" | "bool") {
             suffixes.push(format!("dtype=torch.{}", T::DTYPE));
         }
         let data = t.to_vec();
@@ -250,7 +258,7 @@ fn render<T: Element>(t: &Tensor<T>) -> String {
     add_suffixes(format!("{prefix}{body}"), &suffixes, indent)
 }
 
-impl<T: Element> fmt::Display for Tensor<T> {
+impl<T: Scalar> fmt::Display for Tensor<T> {
     /// PyTorch's `repr`, e.g. `tensor([[1., 2.],\n        [3., 4.]])`.
     ///
     /// ```
@@ -259,6 +267,8 @@ impl<T: Element> fmt::Display for Tensor<T> {
     /// assert_eq!(x.to_string(), "tensor([[1.0000, 2.5000],\n        [3.0000, 4.0000]])");
     /// let i = Tensor::<i32>::from_vec(vec![1, -20], &[2]);
     /// assert_eq!(i.to_string(), "tensor([  1, -20], dtype=torch.int32)");
+    /// let m = Tensor::<bool>::from_vec(vec![true, false], &[2]);
+    /// assert_eq!(m.to_string(), "tensor([ True, False])");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&render(self))

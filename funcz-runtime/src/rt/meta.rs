@@ -2,7 +2,7 @@
 //! how to replay it on a new base, and how to write a mutated view back.
 
 use crate::args::{AsI64, IntoShape};
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 use crate::trace::untraced;
@@ -58,6 +58,9 @@ pub enum ViewMeta {
     Flatten,
     /// `contiguous()`: the tensor itself or a copy.
     Contiguous,
+    /// `i(index)`: range indexing, the chain of `select`/`slice` views it
+    /// is (written back through the composed scatters).
+    I(Vec<crate::view::IndexItem>),
 }
 
 /// A multi-output view (`split`, `chunk`, `unbind`); output `k` replays as a
@@ -161,6 +164,21 @@ impl ViewMeta {
     pub fn detach() -> Self {
         ViewMeta::Detach
     }
+    /// Captures `i(index)` (see [`Tensor::i`]).
+    ///
+    /// ```
+    /// use funcz_runtime::rt::{Mode, ViewMeta};
+    /// use funcz_runtime::Tensor;
+    /// let x = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    /// let m = ViewMeta::i((.., 1));
+    /// let col = m.forward(&x, Mode::Copies);
+    /// assert_eq!(col.to_vec(), vec![2.0, 4.0]);
+    /// let back = m.reverse(&x, col.mul(10.0), Mode::Copies);
+    /// assert_eq!(back.to_vec(), vec![1.0, 20.0, 3.0, 40.0]);
+    /// ```
+    pub fn i(index: impl crate::view::TensorIndex) -> Self {
+        ViewMeta::I(index.items())
+    }
 
     /// True if this view can make a layout whose elements do not overlap
     /// into one that does (`expand`, `as_strided`, `unfold`); every other
@@ -217,6 +235,7 @@ impl ViewMeta {
             AsStrided(sz, st, o) => {
                 sh::as_strided_layout("as_strided", l.storage_end(), sz, st, *o)
             }
+            I(items) => crate::view::index_layout(items, l),
             Alias | Detach | Contiguous => *l,
         }
     }
@@ -234,13 +253,13 @@ impl ViewMeta {
     }
 
     /// Applies the view as a real view (shares storage), untraced.
-    pub(crate) fn forward_view<T: Element>(&self, t: &Tensor<T>) -> Tensor<T> {
+    pub(crate) fn forward_view<T: Scalar>(&self, t: &Tensor<T>) -> Tensor<T> {
         untraced(|| self.forward(t, Mode::Views))
     }
 
     /// Replays the view on `t`: the view op itself in [`Mode::Views`], its
     /// `*_copy` form in [`Mode::Copies`]. Recorded in the trace.
-    pub fn forward<T: Element>(&self, t: &Tensor<T>, mode: Mode) -> Tensor<T> {
+    pub fn forward<T: Scalar>(&self, t: &Tensor<T>, mode: Mode) -> Tensor<T> {
         use ViewMeta::*;
         let copies = mode == Mode::Copies;
         match self {
@@ -374,6 +393,13 @@ impl ViewMeta {
                     t.detach()
                 }
             }
+            I(items) => {
+                if copies {
+                    t.i_copy(items.as_slice())
+                } else {
+                    t.i(items.as_slice())
+                }
+            }
         }
     }
 
@@ -384,12 +410,12 @@ impl ViewMeta {
         matches!(
             self,
             Narrow(..) | Slice(..) | Select(..) | Diagonal(..) | AsStrided(..) | Unfold(..)
-        )
+        ) || matches!(self, I(items) if !crate::view::steps(items, usize::MAX).is_empty())
     }
 
     /// Writes `mutated` (the new value of this view of `base`) back: returns
     /// the new value of `base`. Recorded in the trace.
-    pub fn reverse<T: Element>(
+    pub fn reverse<T: Scalar>(
         &self,
         base: &Tensor<T>,
         mutated: Tensor<T>,
@@ -478,8 +504,34 @@ impl ViewMeta {
                     mutated.squeeze_dim(dim as i64)
                 }
             }
+            I(items) => {
+                // The intermediate bases of the chain, then the scatters
+                // from the innermost up.
+                let steps = crate::view::steps(items, base.dim());
+                if steps.is_empty() {
+                    return mutated;
+                }
+                let mut bases = vec![base.shallow_clone()];
+                for s in &steps[..steps.len() - 1] {
+                    let b = bases.last().expect("non-empty");
+                    bases.push(step_meta(s).forward(b, mode));
+                }
+                let mut m = mutated;
+                for (s, b) in steps.iter().zip(&bases).rev() {
+                    m = step_meta(s).reverse(b, m, mode);
+                }
+                m
+            }
             Alias | Detach | Contiguous => mutated,
         }
+    }
+}
+
+/// The single view an `i` step is.
+fn step_meta(s: &crate::view::Step) -> ViewMeta {
+    match *s {
+        crate::view::Step::Select(d, i) => ViewMeta::Select(d, i),
+        crate::view::Step::Slice(d, a, b) => ViewMeta::Slice(d, a, b, 1),
     }
 }
 
@@ -491,7 +543,7 @@ impl ViewMeta {
     /// value (fresh identity; recorded as the same scatter op as
     /// [`reverse`](Self::reverse)). Returns false, touching nothing, when
     /// that is not possible.
-    pub(crate) fn reverse_in_place<T: Element>(
+    pub(crate) fn reverse_in_place<T: Scalar>(
         &self,
         base: &mut Tensor<T>,
         mutated: &Tensor<T>,
@@ -520,7 +572,7 @@ impl ViewMeta {
 impl ViewMeta {
     /// For an `unfold` of `base`: the `as_strided` size, stride and offset
     /// of its windows in a contiguous base of `base`'s shape.
-    fn unfold_window<T: Element>(&self, base: &Tensor<T>) -> (Vec<i64>, Vec<i64>, i64) {
+    fn unfold_window<T: Scalar>(&self, base: &Tensor<T>) -> (Vec<i64>, Vec<i64>, i64) {
         let l = self.apply_layout(&Layout::contiguous(base.shape()));
         let size = l.shape.iter().map(|&x| x as i64).collect();
         let stride = l.strides.iter().map(|&x| x as i64).collect();
@@ -530,7 +582,7 @@ impl ViewMeta {
 
 /// The start of `narrow(dim, start, _)` on `base`, negative starts counted
 /// from the end.
-fn narrow_start<T: Element>(base: &Tensor<T>, dim: i64, start: i64) -> i64 {
+fn narrow_start<T: Scalar>(base: &Tensor<T>, dim: i64, start: i64) -> i64 {
     let d = crate::layout::normalize_dim("narrow", dim, base.dim());
     if start < 0 {
         start + base.shape()[d] as i64
@@ -541,7 +593,7 @@ fn narrow_start<T: Element>(base: &Tensor<T>, dim: i64, start: i64) -> i64 {
 
 /// `view` back to `shape`; in view mode falls back to `reshape` when the
 /// mutated value's strides do not allow a view.
-fn reshape_to<T: Element>(t: &Tensor<T>, shape: &[i64], copies: bool) -> Tensor<T> {
+fn reshape_to<T: Scalar>(t: &Tensor<T>, shape: &[i64], copies: bool) -> Tensor<T> {
     if copies {
         if t.is_contiguous() {
             t.view_copy(shape)
@@ -570,7 +622,7 @@ impl MultiMeta {
     }
 
     /// All outputs: the multi-output view op or its `*_copy`. Recorded.
-    pub fn forward<T: Element>(&self, t: &Tensor<T>, mode: Mode) -> Vec<Tensor<T>> {
+    pub fn forward<T: Scalar>(&self, t: &Tensor<T>, mode: Mode) -> Vec<Tensor<T>> {
         let copies = mode == Mode::Copies;
         match *self {
             MultiMeta::Split(s, d) => {

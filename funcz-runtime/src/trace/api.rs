@@ -13,7 +13,7 @@ use super::record::{
     ConstantValues, is_recording, mark_known, observe, start_recording,
     stop_recording_with_constants,
 };
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::tensor::{Tensor, TensorId};
 
 /// A value that can be a graph input: a tensor, or a list of tensors.
@@ -52,7 +52,7 @@ pub struct ExampleValue {
 
 impl ExampleValue {
     /// The value of `t` (`None` if its dtype has no [`DType`](super::DType)).
-    pub fn of<T: Element>(t: &Tensor<T>) -> Option<Self> {
+    pub fn of<T: Scalar>(t: &Tensor<T>) -> Option<Self> {
         Some(ExampleValue {
             meta: TensorMeta::of(t)?,
             data: TensorData::of(t)?,
@@ -93,7 +93,7 @@ impl TracedRun {
     }
 }
 
-impl<T: Element> TraceInput for Tensor<T> {
+impl<T: Scalar> TraceInput for Tensor<T> {
     fn input_ids(&self) -> Vec<TensorId> {
         vec![self.id()]
     }
@@ -106,7 +106,7 @@ impl<T: Element> TraceInput for Tensor<T> {
     }
 }
 
-impl<T: Element> TraceInput for [Tensor<T>] {
+impl<T: Scalar> TraceInput for [Tensor<T>] {
     fn input_ids(&self) -> Vec<TensorId> {
         self.iter().map(Tensor::id).collect()
     }
@@ -123,7 +123,7 @@ impl<T: Element> TraceInput for [Tensor<T>] {
     }
 }
 
-impl<T: Element> TraceInput for Vec<Tensor<T>> {
+impl<T: Scalar> TraceInput for Vec<Tensor<T>> {
     fn input_ids(&self) -> Vec<TensorId> {
         self.as_slice().input_ids()
     }
@@ -138,7 +138,7 @@ impl<T: Element> TraceInput for Vec<Tensor<T>> {
     }
 }
 
-impl<T: Element, const N: usize> TraceInput for [Tensor<T>; N] {
+impl<T: Scalar, const N: usize> TraceInput for [Tensor<T>; N] {
     fn input_ids(&self) -> Vec<TensorId> {
         self.as_slice().input_ids()
     }
@@ -179,7 +179,7 @@ pub trait TraceOutput {
     fn collect_values(&self, _out: &mut Vec<ExampleValue>) {}
 }
 
-impl<T: Element> TraceOutput for Tensor<T> {
+impl<T: Scalar> TraceOutput for Tensor<T> {
     fn collect_ids(&self, out: &mut Vec<TensorId>) {
         // A returned tensor no op made is a constant: keep its values.
         observe(self);
@@ -363,7 +363,7 @@ impl Tracer {
     /// constant of the graph, the graph carries these values, so the graph
     /// can be exported (tensors passed to ops by reference are captured
     /// automatically when first read; this is for the others).
-    pub fn capture<T: Element>(mut self, t: &Tensor<T>) -> Self {
+    pub fn capture<T: Scalar>(mut self, t: &Tensor<T>) -> Self {
         if let (Some(m), Some(d)) = (TensorMeta::of(t), super::meta::TensorData::of(t)) {
             self.constants.insert(t.id(), (m, d));
         }
@@ -545,6 +545,7 @@ mod tests {
     //! `ops/` and `view/`).
 
     use super::*;
+    use crate::element::Element;
     use crate::layout::Layout;
     use crate::trace::{Arg, ToArg, op, untraced};
 

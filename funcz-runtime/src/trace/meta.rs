@@ -10,7 +10,7 @@
 //! assert_eq!(DType::from_name("float32"), Some(DType::Float32));
 //! ```
 
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::tensor::Tensor;
 
 /// The element type of a graph value, by PyTorch's name.
@@ -50,7 +50,7 @@ impl DType {
     ];
 
     /// PyTorch's name (`float32`, `int64`, `bool`, ...), as
-    /// [`Element::DTYPE`].
+    /// [`Scalar::DTYPE`].
     pub fn name(self) -> &'static str {
         match self {
             DType::Float32 => "float32",
@@ -70,7 +70,7 @@ impl DType {
     }
 
     /// The dtype of the element type `T`.
-    pub fn of<T: Element>() -> Option<DType> {
+    pub fn of<T: Scalar>() -> Option<DType> {
         DType::from_name(T::DTYPE)
     }
 
@@ -107,7 +107,7 @@ impl TensorMeta {
 
     /// The shape and dtype of `t` (`None` if its element type has no
     /// [`DType`]).
-    pub fn of<T: Element>(t: &Tensor<T>) -> Option<Self> {
+    pub fn of<T: Scalar>(t: &Tensor<T>) -> Option<Self> {
         Some(TensorMeta::new(t.shape(), DType::of::<T>()?))
     }
 
@@ -146,16 +146,19 @@ pub enum TensorData {
 impl TensorData {
     /// The values of `t`, in the representation its dtype needs (`None` if
     /// its element type has no [`DType`]).
-    pub fn of<T: Element>(t: &Tensor<T>) -> Option<Self> {
+    pub fn of<T: Scalar>(t: &Tensor<T>) -> Option<Self> {
+        use crate::element::Raw;
         let v = t.to_vec();
         Some(match DType::of::<T>()? {
-            DType::Float32 => TensorData::Float32(v.iter().map(|&x| x.to_f64() as f32).collect()),
-            DType::Float64 => TensorData::Float64(v.iter().map(|&x| x.to_f64()).collect()),
-            DType::Bool => TensorData::Bool(v.iter().map(|&x| x.to_f64() != 0.0).collect()),
+            DType::Float32 => TensorData::Float32(v.iter().map(|&x| x.as_f64() as f32).collect()),
+            DType::Float64 => TensorData::Float64(v.iter().map(|&x| x.as_f64()).collect()),
+            DType::Bool => TensorData::Bool(v.iter().map(|&x| bool::cast_from(x)).collect()),
             _ => TensorData::Int64(
                 v.iter()
-                    .map(|x| {
-                        num_traits::ToPrimitive::to_i64(x).unwrap_or(Element::to_f64(*x) as i64)
+                    .map(|&x| match x.to_raw() {
+                        Raw::I(i) => i,
+                        Raw::F(f) => f as i64,
+                        Raw::B(b) => b as i64,
                     })
                     .collect(),
             ),

@@ -6,7 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 
 use super::meta::{TensorData, TensorMeta};
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::tensor::{Tensor, TensorId};
 
 /// One argument of a recorded op.
@@ -123,7 +123,7 @@ pub trait Outputs {
     }
 }
 
-impl<T: Element> Outputs for Tensor<T> {
+impl<T: Scalar> Outputs for Tensor<T> {
     fn output_ids(&self) -> Vec<TensorId> {
         vec![self.id]
     }
@@ -132,7 +132,7 @@ impl<T: Element> Outputs for Tensor<T> {
     }
 }
 
-impl<T: Element> Outputs for Vec<Tensor<T>> {
+impl<T: Scalar> Outputs for Vec<Tensor<T>> {
     fn output_ids(&self) -> Vec<TensorId> {
         self.iter().map(|t| t.id).collect()
     }
@@ -207,7 +207,7 @@ pub(crate) fn mark_known(ids: impl IntoIterator<Item = TensorId>) {
 
 /// Snapshots `t` as a constant if a trace is recording at user level and
 /// no input or recorded op made it.
-pub(crate) fn observe<T: Element>(t: &Tensor<T>) {
+pub(crate) fn observe<T: Scalar>(t: &Tensor<T>) {
     if !is_recording() || DEPTH.with(|d| d.get()) != 0 {
         return;
     }
@@ -303,19 +303,19 @@ pub trait ToArg {
     fn to_arg(&self) -> Arg;
 }
 
-impl<T: Element> ToArg for Tensor<T> {
+impl<T: Scalar> ToArg for Tensor<T> {
     fn to_arg(&self) -> Arg {
         observe(self);
         Arg::Tensor(self.id)
     }
 }
-impl<T: Element> ToArg for &Tensor<T> {
+impl<T: Scalar> ToArg for &Tensor<T> {
     fn to_arg(&self) -> Arg {
         observe(*self);
         Arg::Tensor(self.id)
     }
 }
-impl<T: Element> ToArg for [Tensor<T>] {
+impl<T: Scalar> ToArg for [Tensor<T>] {
     fn to_arg(&self) -> Arg {
         self.iter().for_each(observe);
         Arg::TensorList(self.iter().map(|t| t.id).collect())

@@ -5,7 +5,7 @@
 //! `split_copy`, `squeeze_dim_copy` → `squeeze_copy`).
 
 use crate::args::{AsI64, IntoShape};
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 use crate::trace::{Arg, op};
@@ -14,7 +14,7 @@ use super::gather::materialize;
 use super::shape;
 use super::views::{int, ten};
 
-impl<T: Element> Tensor<T> {
+impl<T: Scalar> Tensor<T> {
     fn copies_of(&self, layouts: Vec<Layout>) -> Vec<Tensor<T>> {
         layouts.iter().map(|l| materialize(self, l)).collect()
     }

@@ -2,13 +2,13 @@
 //! writing a tensor's elements into a window of a buffer (the kernels of
 //! the `*_copy` and `*_scatter` ops).
 
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 
 /// The elements of `layout` inside `data`, row-major. Copies whole rows
 /// when the innermost stride is 1.
-pub(crate) fn gather_from<T: Element>(data: &[T], layout: &Layout) -> Vec<T> {
+pub(crate) fn gather_from<T: Scalar>(data: &[T], layout: &Layout) -> Vec<T> {
     let n = layout.numel();
     let mut out = Vec::with_capacity(n);
     if n == 0 {
@@ -37,7 +37,7 @@ pub(crate) fn gather_from<T: Element>(data: &[T], layout: &Layout) -> Vec<T> {
 
 /// A fresh contiguous tensor holding the elements of `layout` in `t`'s
 /// storage.
-pub(crate) fn materialize<T: Element>(t: &Tensor<T>, layout: &Layout) -> Tensor<T> {
+pub(crate) fn materialize<T: Scalar>(t: &Tensor<T>, layout: &Layout) -> Tensor<T> {
     let data = {
         let guard = t.storage.read();
         gather_from(&guard, layout)
@@ -48,7 +48,7 @@ pub(crate) fn materialize<T: Element>(t: &Tensor<T>, layout: &Layout) -> Tensor<
 /// Writes `values` (row-major, one per element of `window`) into the
 /// storage positions of `window` inside `dst`. The window must not
 /// overlap itself.
-pub(crate) fn scatter_into<T: Element>(dst: &mut [T], window: &Layout, values: &[T]) {
+pub(crate) fn scatter_into<T: Scalar>(dst: &mut [T], window: &Layout, values: &[T]) {
     debug_assert_eq!(window.numel(), values.len());
     if values.is_empty() {
         return;

@@ -3,7 +3,7 @@
 //! recorded output is the receiver.
 
 use crate::args::{AsI64, IntoShape};
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 use crate::trace::{Arg, op};
@@ -11,7 +11,7 @@ use crate::trace::{Arg, op};
 use super::shape;
 use super::views::int;
 
-impl<T: Element> Tensor<T> {
+impl<T: Scalar> Tensor<T> {
     /// Records `name` with `args` and replaces this handle's layout by
     /// `layout(&self.layout)`.
     fn relayout_(
@@ -120,7 +120,7 @@ impl<T: Element> Tensor<T> {
             if t.storage.len() < needed {
                 let mut data = t.storage.write();
                 if data.len() < needed {
-                    data.resize(needed, T::zero());
+                    data.resize(needed, T::default());
                 }
             }
             l

@@ -23,8 +23,11 @@
 
 mod copies;
 pub(crate) mod gather;
+mod index;
 mod meta_inplace;
 mod scatter;
+pub use index::{IndexItem, IntoIndexItem, TensorIndex};
+pub(crate) use index::{Step, index_layout, steps};
 pub(crate) use scatter::InPlace;
 pub mod shape;
 mod views;

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use crate::args::{AsI64, IntoShape};
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::layout::Layout;
 use crate::tensor::{Tensor, TensorId, fresh_id};
 use crate::trace::{Arg, Outputs, op};
@@ -20,7 +20,7 @@ use super::gather::{gather_from, scatter_into};
 use super::shape;
 use super::views::{int, ten};
 
-impl<T: Element> Tensor<T> {
+impl<T: Scalar> Tensor<T> {
     /// The shared body: copy `self` contiguously, compute the view's window
     /// on that copy with `window`, check `src`'s shape and write it in.
     fn scatter_with(

@@ -4,7 +4,7 @@
 //! the strides force a copy, exactly as PyTorch).
 
 use crate::args::{AsI64, IntoShape};
-use crate::element::Element;
+use crate::element::Scalar;
 use crate::tensor::Tensor;
 use crate::trace::{Arg, op};
 
@@ -17,11 +17,11 @@ pub(super) fn int(x: impl AsI64) -> Arg {
 }
 
 /// A recorded tensor argument.
-pub(super) fn ten<T: Element>(t: &Tensor<T>) -> Arg {
+pub(super) fn ten<T: Scalar>(t: &Tensor<T>) -> Arg {
     crate::trace::ToArg::to_arg(t)
 }
 
-impl<T: Element> Tensor<T> {
+impl<T: Scalar> Tensor<T> {
     /// A view with a new shape (one entry may be `-1`), sharing storage.
     /// Panics, like PyTorch, when the strides do not allow it (use
     /// [`reshape`](Tensor::reshape) then).

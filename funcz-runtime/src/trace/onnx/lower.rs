@@ -140,6 +140,7 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("logical_xor", Rule::Custom(logical)),
     ("where", Rule::Custom(where_)),
     ("masked_fill", Rule::Custom(masked_fill)),
+    ("masked_scatter", Rule::Custom(masked_scatter)),
     ("to", Rule::Custom(cast)),
     ("_to_copy", Rule::Custom(cast)),
     ("empty", Rule::Custom(constructor)),
@@ -1179,6 +1180,36 @@ fn masked_fill(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
     Ok(())
 }
 
+/// `masked_scatter(self, mask, source)`: the k-th true position (row-major)
+/// takes `source.flatten()[k]`: a running count of the mask picks the
+/// source element, `Where` keeps `self` elsewhere.
+fn masked_scatter(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
+    let meta = at.meta().clone();
+    let dt = meta.dtype;
+    let x = operand_as(cx, at, 0, dt)?;
+    let dims = cx.const_i64(meta.shape.iter().map(|&d| d as i64).collect());
+    let x = cx.tmp_node("Expand", vec![x, dims.clone()], vec![]);
+    let m = operand_as(cx, at, 1, DType::Bool)?;
+    let m = cx.tmp_node("Expand", vec![m, dims.clone()], vec![]);
+    // The count runs in float64 (exact to 2^53): tract folds an int64
+    // CumSum of constants as symbolic dims and fails.
+    let mf = cast_to(cx, m.clone(), DType::Bool, DType::Float64);
+    let flat = cx.flat(mf);
+    let axis = cx.scalar_i64(0);
+    let count = cx.tmp_node("CumSum", vec![flat, axis], vec![]);
+    let count = cast_to(cx, count, DType::Float64, DType::Int64);
+    let one = cx.scalar_i64(1);
+    let zero = cx.scalar_i64(0);
+    let k = cx.tmp_node("Sub", vec![count, one], vec![]);
+    let k = cx.tmp_node("Max", vec![k, zero], vec![]);
+    let src = operand_as(cx, at, 2, dt)?;
+    let src = cx.flat(src);
+    let g = cx.tmp_node("Gather", vec![src, k], vec![attr_i("axis", 0)]);
+    let g = cx.tmp_node("Reshape", vec![g, dims], vec![]);
+    cx.node("Where", vec![m, g, x], at.outs.clone(), vec![]);
+    Ok(())
+}
+
 /// `to(dtype)`, `_to_copy`: a cast to the output's dtype.
 fn cast(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
     let x = onnx_name(cx.g, &at.tensor(0)?);
@@ -1546,7 +1577,20 @@ fn scatter_elements(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
     let ishape = cx.meta(&ir)?.shape;
     let i = onnx_name(cx.g, &ir);
     let src = match at.node.args.get(3) {
-        Some(Value::Tensor(_)) => operand_as(cx, at, 3, dt)?,
+        Some(Value::Tensor(sr)) => {
+            // PyTorch reads only the index-shaped corner of a larger src;
+            // ScatterElements wants updates of exactly the index's shape.
+            let sshape = cx.meta(sr)?.shape;
+            let s = operand_as(cx, at, 3, dt)?;
+            if sshape == ishape || ishape.is_empty() {
+                s
+            } else {
+                let starts = cx.const_i64(vec![0; ishape.len()]);
+                let ends = cx.const_i64(ishape.iter().map(|&d| d as i64).collect());
+                let axes = cx.const_i64((0..ishape.len() as i64).collect());
+                cx.tmp_node("Slice", vec![s, starts, ends, axes], vec![])
+            }
+        }
         _ => {
             let v = cx.operand(at, 3, dt)?;
             let s = cx.const_i64(ishape.iter().map(|&d| d as i64).collect());
