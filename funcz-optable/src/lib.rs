@@ -108,6 +108,54 @@ pub fn lookup(name: &str) -> Option<&'static OpInfo> {
     all().find(|o| o.name == name)
 }
 
+/// Methods recorded under another aten name than their own (their extra
+/// arguments are aten's: `add_scaled(y, a)` is `add(x, y, alpha=a)`).
+/// Every other functional or in-place row is recorded under its own name,
+/// and a view row under its `aten` name.
+pub const TRACED_AS: &[(&str, &str)] = &[
+    ("sum_dim", "sum"),
+    ("mean_dim", "mean"),
+    ("narrow_copy", "slice_copy"),
+    ("squeeze_dim_copy", "squeeze_copy"),
+    ("chunk_copy", "split_copy"),
+    ("add_scaled", "add"),
+    ("sub_scaled", "sub"),
+    ("addcmul1", "addcmul"),
+    ("addcdiv1", "addcdiv"),
+    ("max_dim", "max"),
+    ("min_dim", "min"),
+    ("sum_dims", "sum"),
+    ("mean_dims", "mean"),
+    ("var_dims", "var"),
+    ("std_dims", "std"),
+    ("vector_norm", "linalg_vector_norm"),
+    ("squeeze_dims_copy", "squeeze_copy"),
+    ("add_scaled_", "add_"),
+    ("sub_scaled_", "sub_"),
+    ("addcmul1_", "addcmul_"),
+    ("addcdiv1_", "addcdiv_"),
+];
+
+/// The aten name a row's method is recorded under in a trace.
+///
+/// ```
+/// use funcz_optable::traced_name;
+/// assert_eq!(traced_name("add_scaled_"), Some("add_"));
+/// assert_eq!(traced_name("narrow"), Some("slice"));
+/// assert_eq!(traced_name("exp"), Some("exp"));
+/// assert_eq!(traced_name("len"), None);
+/// ```
+pub fn traced_name(method: &str) -> Option<&'static str> {
+    let row = lookup(method)?;
+    Some(match row.kind {
+        View { aten, .. } | MultiView { aten, .. } | MaybeView { aten } => aten,
+        _ => TRACED_AS
+            .iter()
+            .find(|(m, _)| *m == method)
+            .map_or(row.name, |(_, aten)| aten),
+    })
+}
+
 /// Aten names that mutate their first argument when they appear in a trace.
 pub fn aten_is_mutation(aten: &str) -> bool {
     all().any(|o| match o.kind {

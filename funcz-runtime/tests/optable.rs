@@ -203,3 +203,33 @@ fn every_row_is_a_method_of_its_kind() {
         }
     }
 }
+
+
+/// Each functional and in-place row is recorded in a trace under the name
+/// `optable::traced_name` gives (the exporter and the graph pass look ops
+/// up by that name).
+#[test]
+fn every_row_is_recorded_under_its_traced_name() {
+    use funcz_runtime::optable::traced_name;
+    use funcz_runtime::trace::Tracer;
+    for op in all() {
+        if !matches!(op.kind, OpKind::Functional | OpKind::Inplace { .. }) {
+            continue;
+        }
+        let mut x = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+        if op.name.starts_with("squeeze") {
+            x = x.view([1, 4]);
+        }
+        let probe = x.shallow_clone();
+        let (_, g) = Tracer::new("row")
+            .input("x", &probe)
+            .run(|| call(op.name, &mut x).map(|_| ()));
+        let want = traced_name(op.name).expect("a row");
+        assert!(
+            g.ops().contains(&want),
+            "{} is recorded as {:?}, the table says {want}",
+            op.name,
+            g.ops()
+        );
+    }
+}

@@ -8,15 +8,15 @@
 //! `max_dim`/`min_dim` are `max`/`min` along a dim, `sum_dims`/`mean_dims`
 //! are `sum`/`mean` over a dim list, `var_dims`/`std_dims` are
 //! `var`/`std` with dims, `vector_norm` is `linalg_vector_norm`,
-//! `squeeze_dims_copy` is `squeeze_copy` with a dim list.
-//!
-//! `squeeze_dims` (a view) has no row yet: the macro's view replay needs a
-//! `ViewMeta` for it first.
+//! `squeeze_dims(_copy)` is `squeeze(_copy)` with a dim list (the table's
+//! `TRACED_AS` lists them all).
 
 use super::*;
 
 /// The rows of this group.
 pub const OPS: &[OpInfo] = &[
+    // views
+    v("squeeze_dims", "squeeze", "squeeze_dims_copy", Reshape),
     // elementwise
     f("rsqrt"),
     f("reciprocal"),

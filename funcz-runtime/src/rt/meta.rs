@@ -40,6 +40,8 @@ pub enum ViewMeta {
     Squeeze,
     /// `squeeze_dim(dim)`.
     SqueezeDim(i64),
+    /// `squeeze_dims(dims)`.
+    SqueezeDims(Vec<i64>),
     /// `unsqueeze(dim)`.
     Unsqueeze(i64),
     /// `expand(shape)`.
@@ -127,6 +129,10 @@ impl ViewMeta {
     /// Captures `squeeze_dim(dim)`.
     pub fn squeeze_dim(dim: impl AsI64) -> Self {
         ViewMeta::SqueezeDim(dim.as_i64())
+    }
+    /// Captures `squeeze_dims(dims)`.
+    pub fn squeeze_dims(dims: impl IntoShape) -> Self {
+        ViewMeta::SqueezeDims(dims.into_shape())
     }
     /// Captures `unsqueeze(dim)`.
     pub fn unsqueeze(dim: impl AsI64) -> Self {
@@ -229,6 +235,15 @@ impl ViewMeta {
             Diagonal(o, a, b) => sh::diagonal_layout("diagonal", l, *o, *a, *b),
             Squeeze => sh::squeeze_layout("squeeze", l),
             SqueezeDim(d) => sh::squeeze_dim_layout("squeeze", l, *d),
+            SqueezeDims(ds) => {
+                // One dim at a time, the highest first (the others keep
+                // their positions).
+                let mut l = *l;
+                for d in descending_dims(ds, l.ndim()) {
+                    l = sh::squeeze_dim_layout("squeeze", &l, d as i64);
+                }
+                l
+            }
             Unsqueeze(d) => sh::unsqueeze_layout("unsqueeze", l, *d),
             Expand(s) => sh::expand_layout("expand", l, s),
             Unfold(d, sz, st) => sh::unfold_layout("unfold", l, *d, *sz, *st),
@@ -339,6 +354,18 @@ impl ViewMeta {
                 } else {
                     t.squeeze_dim(*d)
                 }
+            }
+            SqueezeDims(ds) => {
+                // Replayed as one `squeeze` per dim, the highest first.
+                let mut out = t.shallow_clone();
+                for d in descending_dims(ds, t.dim()) {
+                    out = if copies {
+                        out.squeeze_dim_copy(d as i64)
+                    } else {
+                        out.squeeze_dim(d as i64)
+                    };
+                }
+                out
             }
             Unsqueeze(d) => {
                 if copies {
@@ -495,6 +522,20 @@ impl ViewMeta {
                 } else {
                     mutated
                 }
+            }
+            SqueezeDims(ds) => {
+                // Put back, in increasing order, the listed dims of size 1.
+                let mut t = mutated;
+                for d in descending_dims(ds, base.dim()).into_iter().rev() {
+                    if base.shape()[d] == 1 {
+                        t = if copies {
+                            t.unsqueeze_copy(d as i64)
+                        } else {
+                            t.unsqueeze(d as i64)
+                        };
+                    }
+                }
+                t
             }
             Unsqueeze(d) => {
                 let dim = crate::layout::normalize_dim("unsqueeze", *d, base.dim() + 1);
@@ -668,4 +709,15 @@ impl MultiMeta {
             MultiMeta::Unbind(d) => ViewMeta::Select(d, k as i64),
         }
     }
+}
+
+/// `dims` normalized against a rank-`ndim` tensor, highest first.
+fn descending_dims(dims: &[i64], ndim: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = dims
+        .iter()
+        .map(|&d| crate::layout::normalize_dim("squeeze", d, ndim))
+        .collect();
+    out.sort_unstable_by(|a, b| b.cmp(a));
+    out.dedup();
+    out
 }
