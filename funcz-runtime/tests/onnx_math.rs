@@ -119,3 +119,26 @@ fn a_causal_attention_block() {
             (probs, lp, scores.argmax(-1, true))
         });
 }
+
+#[test]
+fn variance_norms_and_sorting() {
+    // Distinct values, so the tie order of TopK does not matter.
+    let a = f32s(24, &[2, 3, 4]);
+    let d = f64s(12, &[3, 4]);
+    Check::new("stats").input("a", &a).input("d", &d).run(|| {
+        let v = a.var(1).add(&a.var_dims([1], 0, true).sum());
+        let s = a.std_dims([-1, 0], 1, false);
+        let (vm, m) = d.var_mean([1], 0, true);
+        let n = a
+            .vector_norm(2.0, [1], false)
+            .add(&a.vector_norm(1.0, [1], false))
+            .add(&a.vector_norm(f64::INFINITY, [1], false))
+            .add(&a.vector_norm(f64::NEG_INFINITY, [1], false))
+            .add(&a.vector_norm(0.0, [1], false))
+            .add(&a.vector_norm(3.0, [1], false));
+        let all = d.norm(2.0).add(&d.vector_norm(1.0, [0i64; 0], true).sum());
+        let (sv, si) = a.sort(-1, true);
+        let (tv, ti) = d.topk(2, 0, false, true);
+        ((v, s, vm, m, n), (all, sv, si, tv, ti))
+    });
+}

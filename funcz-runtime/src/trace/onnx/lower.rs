@@ -168,6 +168,29 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("repeat", Rule::Custom(index_map)),
     ("tril", Rule::Custom(tri)),
     ("triu", Rule::Custom(tri)),
+    // variance, norms, sorting (ops issue, part 3)
+    ("var", Rule::Custom(var_std)),
+    ("std", Rule::Custom(var_std)),
+    ("var_mean", Rule::Custom(var_std)),
+    ("linalg_vector_norm", Rule::Custom(vector_norm)),
+    ("norm", Rule::Custom(vector_norm)),
+    ("sort", Rule::Custom(sort_topk)),
+    ("topk", Rule::Custom(sort_topk)),
+    // Op-table rows whose Rust method is traced under another aten name
+    // (`add_scaled` records `add`, ...): the same rules, so a graph that
+    // names them lowers too.
+    ("add_scaled", Rule::Custom(add_sub)),
+    ("sub_scaled", Rule::Custom(add_sub)),
+    ("addcmul1", Rule::Custom(addcmul)),
+    ("addcdiv1", Rule::Custom(addcdiv)),
+    ("max_dim", Rule::Custom(max_min)),
+    ("min_dim", Rule::Custom(max_min)),
+    ("sum_dims", Rule::Custom(sum)),
+    ("mean_dims", Rule::Custom(mean)),
+    ("var_dims", Rule::Custom(var_std)),
+    ("std_dims", Rule::Custom(var_std)),
+    ("vector_norm", Rule::Custom(vector_norm)),
+    ("squeeze_dims_copy", Rule::Custom(reshape)),
     // indexed reads and writes (ops issue)
     ("index_select", Rule::Custom(index_select)),
     ("gather", Rule::Custom(gather)),
@@ -969,7 +992,11 @@ fn add_sub(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
         let c = cx.scalar(alpha, dt);
         b = cx.tmp_node("Mul", vec![b, c], vec![]);
     }
-    let op = if at.node.op == "add" { "Add" } else { "Sub" };
+    let op = if at.node.op.starts_with("add") {
+        "Add"
+    } else {
+        "Sub"
+    };
     cx.node(op, vec![a, b], at.outs.clone(), vec![]);
     Ok(())
 }
@@ -1280,7 +1307,7 @@ fn reduce_attr(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
 /// `max`/`min`: of all elements, elementwise with a tensor, or along a dim
 /// (two outputs: values and indices).
 fn max_min(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
-    let is_max = at.node.op == "max";
+    let is_max = at.node.op.starts_with("max");
     if let Some(Value::Tensor(_)) = at.node.args.get(1) {
         let dt = common_dtype(cx, at, 0..2);
         let a = operand_as(cx, at, 0, dt)?;
@@ -1723,5 +1750,157 @@ fn index_put(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
         vec![]
     };
     cx.node("ScatterND", vec![x, idx, v], at.outs.clone(), attrs);
+    Ok(())
+}
+
+// ------------------------------------------------ variance, norms, sorting
+
+/// `var(self, dims, correction, keepdim)`, `std(...)`, `var_mean(...)`:
+/// `Σ (x - mean)² / max(0, n - correction)` over the axes (all when `dims`
+/// is `None` or empty); `std` takes the square root; `var_mean` has the
+/// mean as its second output.
+fn var_std(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
+    let xr = at.tensor(0)?;
+    let shape = cx.meta(&xr)?.shape;
+    let x = onnx_name(cx.g, &xr);
+    // (self, dims, correction, keepdim): keepdim is argument 3.
+    let (axes, _, rank) = dims_keep(cx, at)?;
+    let keep = matches!(at.node.args.get(3), Some(Value::Bool(true)));
+    let correction = opt(at, 2).and_then(num).unwrap_or(1.0);
+    let dt = at.meta().dtype;
+    let n: usize = axes.iter().map(|&a| shape[a as usize]).product();
+    if rank == 0 {
+        return Err(at.bad("a tensor of rank 1 or more"));
+    }
+    let mean_k = cx.tmp_node(
+        "ReduceMean",
+        vec![x.clone()],
+        vec![attr_ints("axes", axes.clone()), attr_i("keepdims", 1)],
+    );
+    let d = cx.tmp_node("Sub", vec![x, mean_k.clone()], vec![]);
+    let d2 = cx.tmp_node("Mul", vec![d.clone(), d], vec![]);
+    let a = cx.const_i64(axes.clone());
+    let ss = cx.tmp_node(
+        "ReduceSum",
+        vec![d2, a],
+        vec![attr_i("keepdims", keep as i64)],
+    );
+    let denom = cx.scalar((n as f64 - correction).max(0.0), dt);
+    let op = at.node.op;
+    if op.starts_with("std") {
+        let v = cx.tmp_node("Div", vec![ss, denom], vec![]);
+        cx.node("Sqrt", vec![v], at.outs.clone(), vec![]);
+        return Ok(());
+    }
+    cx.node("Div", vec![ss, denom], vec![at.outs[0].clone()], vec![]);
+    if op == "var_mean" {
+        let out_shape = at.metas[1].shape.clone();
+        cx.reshape_to(mean_k, &out_shape, at.outs[1].clone());
+    }
+    Ok(())
+}
+
+/// `linalg_vector_norm(self, ord, dims, keepdim)` and `norm(self, p)` (all
+/// elements): `ReduceL1`/`ReduceL2`, max/min of `|x|` for `±inf`, the
+/// number of non-zeros for `0`, else `(Σ |x|^p)^(1/p)`.
+fn vector_norm(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
+    let xr = at.tensor(0)?;
+    let rank = cx.meta(&xr)?.shape.len();
+    let dt = at.meta().dtype;
+    let x = onnx_name(cx.g, &xr);
+    let ord = opt(at, 1).and_then(num).unwrap_or(2.0);
+    let (dims, keep) = if at.node.op == "norm" {
+        (Vec::new(), false)
+    } else {
+        let dims = match opt(at, 2) {
+            None => Vec::new(),
+            Some(_) => at.ints(2)?,
+        };
+        (dims, matches!(at.node.args.get(3), Some(Value::Bool(true))))
+    };
+    let axes: Vec<i64> = if dims.is_empty() {
+        (0..rank as i64).collect()
+    } else {
+        dims.iter().map(|&d| norm_dim(d, rank)).collect()
+    };
+    let out_shape = at.meta().shape.clone();
+    let attrs = |k: bool| {
+        vec![
+            attr_ints("axes", axes.clone()),
+            attr_i("keepdims", k as i64),
+        ]
+    };
+    let abs = cx.tmp_node("Abs", vec![x], vec![]);
+    let r = if rank == 0 {
+        abs
+    } else if ord == 2.0 {
+        cx.tmp_node("ReduceL2", vec![abs], attrs(keep))
+    } else if ord == 1.0 {
+        cx.tmp_node("ReduceL1", vec![abs], attrs(keep))
+    } else if ord == f64::INFINITY {
+        cx.tmp_node("ReduceMax", vec![abs], attrs(keep))
+    } else if ord == f64::NEG_INFINITY {
+        cx.tmp_node("ReduceMin", vec![abs], attrs(keep))
+    } else if ord == 0.0 {
+        let z = cx.scalar(0.0, dt);
+        let eq = cx.tmp_node("Equal", vec![abs, z], vec![]);
+        let ne = cx.tmp_node("Not", vec![eq], vec![]);
+        let f = cast_to(cx, ne, DType::Bool, dt);
+        let a = cx.const_i64(axes.clone());
+        cx.tmp_node(
+            "ReduceSum",
+            vec![f, a],
+            vec![attr_i("keepdims", keep as i64)],
+        )
+    } else {
+        let p = cx.scalar(ord, dt);
+        let xp = cx.tmp_node("Pow", vec![abs, p], vec![]);
+        let a = cx.const_i64(axes.clone());
+        let s = cx.tmp_node(
+            "ReduceSum",
+            vec![xp, a],
+            vec![attr_i("keepdims", keep as i64)],
+        );
+        let ip = cx.scalar(1.0 / ord, dt);
+        cx.tmp_node("Pow", vec![s, ip], vec![])
+    };
+    cx.reshape_to(r, &out_shape, at.out().to_string());
+    Ok(())
+}
+
+/// `sort(self, dim, descending)`, `topk(self, k, dim, largest, sorted)`:
+/// ONNX `TopK` (values and `int64` indices).
+fn sort_topk(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
+    let xr = at.tensor(0)?;
+    let shape = cx.meta(&xr)?.shape;
+    let rank = shape.len();
+    let x = onnx_name(cx.g, &xr);
+    let (k, dim, largest) = if at.node.op == "sort" {
+        let dim = norm_dim(at.int(1)?, rank);
+        let desc = matches!(at.node.args.get(2), Some(Value::Bool(true)));
+        let len = if rank == 0 { 1 } else { shape[dim as usize] };
+        (len as i64, dim, desc)
+    } else {
+        let dim = norm_dim(at.int(2)?, rank);
+        let largest = !matches!(at.node.args.get(3), Some(Value::Bool(false)));
+        (at.int(1)?, dim, largest)
+    };
+    if rank == 0 {
+        cx.node("Identity", vec![x], vec![at.outs[0].clone()], vec![]);
+        let z = cx.constant(&[], DType::Int64, TensorData::Int64(vec![0]));
+        cx.node("Identity", vec![z], vec![at.outs[1].clone()], vec![]);
+        return Ok(());
+    }
+    let kk = cx.const_i64(vec![k]);
+    cx.node(
+        "TopK",
+        vec![x, kk],
+        at.outs.clone(),
+        vec![
+            attr_i("axis", dim),
+            attr_i("largest", largest as i64),
+            attr_i("sorted", 1),
+        ],
+    );
     Ok(())
 }
