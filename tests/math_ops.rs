@@ -85,13 +85,9 @@ fn adamw_amsgrad_step() {
 }
 
 /// The in-place ops whose Rust name is not their aten name (`add_scaled_`
-/// is traced as `add_`) run on donated buffers in functionalized code, and
-/// the trace's relabelling (`trace::record_as_functional`, which compares
-/// the macro's Rust twin name `add_scaled` with the table twin `add` of
-/// the recorded `add_`) leaves them as `add_`: reported; un-ignore once
-/// the relabel uses the recorded op's own twin.
+/// is traced as `add_`) run on donated buffers in functionalized code; the
+/// trace relabels them as their recorded op's functional twin (`add`).
 #[test]
-#[ignore = "needs trace::record_as_functional to relabel by the recorded aten op (reported)"]
 fn adamw_amsgrad_step_trace_is_pure() {
     check("adamw", &adamw_inputs(), |v, x| run_adamw(v, x));
 }
@@ -148,7 +144,6 @@ fn rounding_sign_hardtanh_and_scalar_left_operators() {
 }
 
 #[test]
-#[ignore = "needs trace::record_as_functional to relabel by the recorded aten op (reported)"]
 fn rounding_sign_hardtanh_and_scalar_left_operators_trace_is_pure() {
     check("elementwise", &elementwise_inputs(), |v, t| {
         run_elementwise(v, t)

@@ -295,27 +295,7 @@ fn every_op_of_the_op_table_has_a_mapping() {
             missing.push(name);
         }
     }
-    // Ops of the ops issue that landed before their export: exporting a
-    // graph with one is an `ExportError` naming it (checked below). The
-    // list may only shrink.
-    const NOT_YET_EXPORTED: &[&str] = &[
-        "var",
-        "std",
-        "var_mean",
-        "linalg_vector_norm",
-        "norm",
-        "sort",
-        "topk",
-    ];
-    missing.retain(|m| !NOT_YET_EXPORTED.contains(m));
     assert!(missing.is_empty(), "ops with no ONNX mapping: {missing:?}");
-    for op in NOT_YET_EXPORTED {
-        assert!(!has_onnx_mapping(op), "{op} is exported now: drop it from the list");
-    }
-    let x = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
-    let (_, g) = Tracer::new("var").input("x", &x).run(|| x.var(1));
-    let err = g.to_onnx().expect_err("var has no ONNX mapping yet");
-    assert!(err.to_string().contains("var"), "{err}");
 }
 
 /// The example of the README's "Shipping a graph" section.

@@ -204,7 +204,6 @@ fn every_row_is_a_method_of_its_kind() {
     }
 }
 
-
 /// Each functional and in-place row is recorded in a trace under the name
 /// `optable::traced_name` gives (the exporter and the graph pass look ops
 /// up by that name).
