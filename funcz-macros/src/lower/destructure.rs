@@ -73,6 +73,14 @@ impl Lowerer<'_> {
             Expr::Tuple(t) => Some(t.elems.iter().cloned().collect()),
             _ => None,
         };
+        // A functional op of the table that returns a tuple of tensors
+        // (`var_mean`, `max_dim`, `sort`, `topk`) on a tensor: every
+        // element is a fresh tensor.
+        let fresh_tuple = matches!(&expr, Expr::MethodCall(m)
+            if matches!(
+                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                Some(OpKind::Functional)
+            ) && self.is_tensor_expr(&m.receiver));
         let Pat::Tuple(pt) = &mut local.pat else {
             unreachable!("checked by flat_tuple")
         };
@@ -82,7 +90,7 @@ impl Lowerer<'_> {
         let mut aliased = Vec::new();
         for k in 0..pt.elems.len() {
             let part = parts.as_ref().and_then(|ps| ps.get(k));
-            proven.push(part.is_some_and(|e| self.is_tensor_expr(e)));
+            proven.push(fresh_tuple || part.is_some_and(|e| self.is_tensor_expr(e)));
             let root = part.and_then(|e| {
                 self.view_chain_root(e).or_else(|| {
                     self.binding_of(e)
