@@ -755,3 +755,32 @@ fn metadata_inplace_op_on_a_temporary() {
         )]
     });
 }
+
+/// An extension method the macro does not know, which mutates its receiver.
+pub trait Bump {
+    fn bump(&self) -> Tensor;
+}
+
+impl Bump for Tensor {
+    fn bump(&self) -> Tensor {
+        self.add_(1.0)
+    }
+}
+
+// A method the op table does not list, called on a temporary view: in
+// copies mode the receiver became a `*_copy` and its mutation was lost
+// (found when `masked_scatter_` was briefly missing from the table).
+variants!(unknown_on_view, unknown_on_view_f, unknown_on_view_fv; fn (x: &Tensor) -> Tensor {
+    x.t().bump();
+    x.narrow(0, 0, 1).bump();
+    x.sum()
+});
+
+#[test]
+fn unknown_method_on_a_temporary_view() {
+    check_values("unknown_on_view", &[iota(&[2, 3])], |v, x| {
+        vec![[unknown_on_view, unknown_on_view_f, unknown_on_view_fv][v](
+            &x[0],
+        )]
+    });
+}

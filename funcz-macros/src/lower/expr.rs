@@ -145,7 +145,15 @@ impl Lowerer<'_> {
                     None if !QUERIES.contains(&name.as_str())
                         && (self.binding_of(&m.receiver).is_some()
                             || matches!(&*m.receiver, Expr::Index(ix) if self.binding_of(&ix.expr)
-                                .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Multi { .. })))) =>
+                                .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Multi { .. })))
+                            // On a view, a `*_copy` in copies mode: the
+                            // method may mutate it (written back if so).
+                            || (self.copies()
+                                && matches!(&*m.receiver, Expr::MethodCall(r) if matches!(
+                                    optable::lookup(&r.method.to_string()).map(|i| i.kind),
+                                    Some(OpKind::View { .. } | OpKind::MaybeView { .. })
+                                ))
+                                && self.is_tensor_expr(&m.receiver))) =>
                     {
                         self.opaque_call(e);
                     }

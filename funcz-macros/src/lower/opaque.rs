@@ -305,7 +305,30 @@ impl Lowerer<'_> {
                 &mut c.args
             }
             Expr::MethodCall(m) => {
-                self.visit_expr_mut(&mut m.receiver);
+                // A method the macro does not know, on a view: in copies
+                // mode the view is a `*_copy`, so a mutation through it is
+                // written back like one through a `&view` argument.
+                let recv = (*m.receiver).clone();
+                let view_recv = matches!(&recv, Expr::MethodCall(r) if matches!(
+                    optable::lookup(&r.method.to_string()).map(|i| i.kind),
+                    Some(OpKind::View { .. } | OpKind::MaybeView { .. })
+                ));
+                if view_recv && self.copies() && self.is_tensor_expr(&recv) {
+                    let rt = rt();
+                    let t = format_ident!("__fz_recv", span = Span::mixed_site());
+                    let ver = format_ident!("__fz_recv_version", span = Span::mixed_site());
+                    let mut value = recv.clone();
+                    self.visit_expr_mut(&mut value);
+                    before.push(pq!(let #t = #value;));
+                    before.push(pq!(let #ver = #rt::version(&#t);));
+                    let write: Expr = syn::parse_quote!((#recv).copy_(&#t));
+                    if let Some(lowered) = self.try_inplace(&write, Want::Nothing) {
+                        after.push(pq!(if #rt::version(&#t) != #ver { #lowered; }));
+                    }
+                    *m.receiver = pq!(#t);
+                } else {
+                    self.visit_expr_mut(&mut m.receiver);
+                }
                 &mut m.args
             }
             _ => return visit_mut::visit_expr_mut(self, e),
