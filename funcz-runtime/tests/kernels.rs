@@ -138,22 +138,31 @@ fn out_of_place_broadcast_of_both_operands() {
     let row = ints(&[1, 6], 2);
     let r = col.sub(&row);
     assert_eq!(r.shape(), &[4, 6]);
-    assert_eq!(r.to_vec(), reference(&[&col, &row], &[4, 6], |x| x[0] - x[1]));
+    assert_eq!(
+        r.to_vec(),
+        reference(&[&col, &row], &[4, 6], |x| x[0] - x[1])
+    );
     let row1 = ints(&[6], 3);
     let r = row1.sub(&col);
-    assert_eq!(r.to_vec(), reference(&[&row1, &col], &[4, 6], |x| x[0] - x[1]));
+    assert_eq!(
+        r.to_vec(),
+        reference(&[&row1, &col], &[4, 6], |x| x[0] - x[1])
+    );
     // A 3-D broadcast with a size-1 middle dimension: [2, 1, 3] * [4, 1].
     let a = ints(&[2, 1, 3], 4);
     let b = ints(&[4, 1], 5);
     let r = a.mul(&b);
     assert_eq!(r.shape(), &[2, 4, 3]);
-    assert_eq!(r.to_vec(), reference(&[&a, &b], &[2, 4, 3], |x| x[0] * x[1]));
+    assert_eq!(
+        r.to_vec(),
+        reference(&[&a, &b], &[2, 4, 3], |x| x[0] * x[1])
+    );
 }
 
 #[test]
 fn unary_ops_on_strided_tensors() {
     for (name, t) in destinations() {
-        let want: Vec<f64> = t.to_vec().iter().map(|x| x.abs() * -1.0).collect();
+        let want: Vec<f64> = t.to_vec().iter().map(|x| -x.abs()).collect();
         assert_eq!(t.abs().neg().to_vec(), want, "{name}: out of place");
         t.abs_().neg_();
         assert_eq!(t.to_vec(), want, "{name}: in place");
@@ -169,8 +178,16 @@ fn addcmul_addcdiv_lerp_in_place_match_reference() {
         ("same shape", ints(&[4, 6], 20), positive(&[4, 6], 21)),
         ("row and column", ints(&[6], 22), positive(&[4, 1], 23)),
         ("scalar tensors", Tensor::scalar(2.0), Tensor::scalar(4.0)),
-        ("transposed and row", ints(&[6, 4], 24).t(), positive(&[1, 6], 25)),
-        ("expanded and [1, 1]", ints(&[6], 26).expand([4, 6]), positive(&[1, 1], 27)),
+        (
+            "transposed and row",
+            ints(&[6, 4], 24).t(),
+            positive(&[1, 6], 25),
+        ),
+        (
+            "expanded and [1, 1]",
+            ints(&[6], 26).expand([4, 6]),
+            positive(&[1, 1], 27),
+        ),
     ];
     for (dname, _) in destinations() {
         for (pname, a, b) in &pairs {
@@ -260,7 +277,7 @@ fn add_of_own_transpose_reads_the_operand_first() {
     // x.add_(x.t()) on [[1, 2], [3, 4]]: [[2, 5], [5, 8]] (the operand is
     // read completely before the first write).
     let x = Tensor::<f64>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
-    x.add_(&x.t());
+    x.add_(x.t());
     assert_eq!(x.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
     // Through the transpose, with a broadcast column of the same storage:
     // x.t() += x[:, 0:1] (the column is copied before the write).
@@ -284,11 +301,11 @@ fn zero_size_tensors() {
         assert_eq!(x.add(&row).shape(), &shape[..]);
         assert_eq!(x.addcmul(&row, &row, 1.0).shape(), &shape[..]);
         // A zero-size result from a size-1 dimension broadcast.
-        let r = x.narrow(1, 0, 0).add(&Tensor::<f64>::zeros(&[shape[0], 1]));
+        let r = x.narrow(1, 0, 0).add(Tensor::<f64>::zeros(&[shape[0], 1]));
         assert_eq!(r.shape(), &[shape[0], 0]);
     }
     // [2, 0] + [3, 1, 1] broadcasts to [3, 2, 0].
-    let r = Tensor::<f64>::zeros(&[2, 0]).add(&ints(&[3, 1, 1], 3));
+    let r = Tensor::<f64>::zeros(&[2, 0]).add(ints(&[3, 1, 1], 3));
     assert_eq!(r.shape(), &[3, 2, 0]);
 }
 

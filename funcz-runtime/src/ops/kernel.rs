@@ -503,7 +503,12 @@ pub(crate) fn result_shape<T: Element>(op: &str, a: &Tensor<T>, b: &OperandRef<'
 }
 
 /// `f(a, b)` of the elements of `a` and `b` broadcast to `shape`, row-major.
-fn map2<T: Element, F: Fn(T, T) -> T>(a: Src<'_, T>, b: Src<'_, T>, shape: &[usize], f: F) -> Vec<T> {
+fn map2<T: Element, F: Fn(T, T) -> T>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    shape: &[usize],
+    f: F,
+) -> Vec<T> {
     let n = shape.iter().product::<usize>();
     let mut out = Vec::with_capacity(n);
     if n == 0 {
@@ -590,15 +595,18 @@ pub(crate) fn ternary_values<T: Element, F: Fn(T, T, T) -> T>(
             false,
         );
         let [sa, sb, sc] = w.inner;
-        w.rows([srcs[0].offset, srcs[1].offset, srcs[2].offset], |[oa, ob, oc]| {
-            push_ternary(
-                &mut out,
-                [da, db, dc],
-                [(oa, sa), (ob, sb), (oc, sc)],
-                w.n,
-                &f,
-            )
-        });
+        w.rows(
+            [srcs[0].offset, srcs[1].offset, srcs[2].offset],
+            |[oa, ob, oc]| {
+                push_ternary(
+                    &mut out,
+                    [da, db, dc],
+                    [(oa, sa), (ob, sb), (oc, sc)],
+                    w.n,
+                    &f,
+                )
+            },
+        );
         out
     });
     (vals, shape)
