@@ -310,6 +310,27 @@ fn zero_size_tensors() {
 }
 
 #[test]
+fn one_element_destinations() {
+    // Every dimension of size 1: a walk of one row of one element.
+    for shape in [&[][..], &[1][..], &[1, 1][..]] {
+        let x = Tensor::<f64>::full(shape, 1.0);
+        x.addcmul_(&Tensor::scalar(2.0), &Tensor::full(shape, 3.0), 1.0);
+        x.addcdiv_(&x, &Tensor::scalar(2.0), 1.0);
+        x.lerp_(&Tensor::scalar(1.0), Tensor::scalar(0.5));
+        x.add_(Tensor::scalar(1.0)).mul_(&x);
+        // ((1 + 6) * 1.5 = 10.5, lerp to 1 by 0.5 = 5.75, + 1 = 6.75)^2.
+        assert_eq!(x.to_vec(), vec![6.75 * 6.75], "{shape:?}");
+        assert_eq!(x.version(), 5);
+    }
+    // A one-element view at an offset, through its base.
+    let base = ints(&[3, 3], 1);
+    let v = base.narrow(0, 1, 1).narrow(1, 2, 1);
+    let want = base.to_vec()[5] + 2.0 * 3.0;
+    v.addcmul_(&Tensor::scalar(2.0), &Tensor::scalar(3.0), 1.0);
+    assert_eq!(base.to_vec()[5], want);
+}
+
+#[test]
 fn broadcast_errors_are_unchanged() {
     let x = Tensor::<f64>::zeros(&[2, 3]);
     let err = std::panic::catch_unwind(|| {

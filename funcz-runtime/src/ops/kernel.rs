@@ -214,8 +214,12 @@ impl<const K: usize> Walk<K> {
             }
         }
         if nd == 0 {
-            // Every dimension has size 1 (or there are none): one element.
+            // Every dimension has size 1 (or there are none): one element,
+            // walked as a row of length 1 with unit strides (each operand
+            // has an element at its offset; a stride of 0 would make a
+            // destination row look like a broadcast).
             nd = 1;
+            st[0] = [1; K];
         }
         Walk {
             outer: nd - 1,
