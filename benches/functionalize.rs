@@ -29,7 +29,9 @@
 //! Times are the minimum over samples interleaved across the four versions
 //! in rotating order, so that machine noise hits all of them alike. Run:
 //! `cargo bench --bench functionalize` (about a minute once built; see
-//! BENCHMARKS.md). `cargo test --benches` runs a tiny smoke version.
+//! BENCHMARKS.md); `FUNCZ_BENCH=matmul cargo bench --bench functionalize`
+//! runs only the rows whose kernel name contains `matmul`. `cargo test
+//! --benches` runs a tiny smoke version.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -175,6 +177,26 @@ variants!(layer_norm, layer_norm_v, layer_norm_c; fn (x: &Tensor, w: &Tensor, b:
     y
 });
 
+// One in-place add over a tensor passed in by the caller.
+variants!(add_input, add_input_v, add_input_c; fn (x: &mut Tensor, w: &Tensor) {
+    x.add_(w);
+});
+
+// 1000 in-place adds on a small tensor: the fixed cost of one op.
+variants!(small_adds, small_adds_v, small_adds_c; fn (x: &mut Tensor, w: &Tensor) {
+    for _ in 0..SMALL_ADDS {
+        x.add_(w);
+    }
+});
+
+// A (batched) matrix product.
+variants!(mm, mm_v, mm_c; fn (a: &Tensor, b: &Tensor) -> Tensor {
+    a.matmul(b)
+});
+
+/// In-place adds per call of `small_adds`.
+const SMALL_ADDS: usize = 1000;
+
 // ---------------------------------------------------------------------------
 // the same kernels, hand-written on ndarray
 
@@ -255,6 +277,42 @@ fn layer_norm_nd(x: &Array2<f32>, w: &Array1<f32>, b: &Array1<f32>) -> Array2<f3
     y
 }
 
+fn add_input_nd(x: &mut Array1<f32>, w: &Array1<f32>) {
+    Zip::from(x).and(w).for_each(|x, &w| *x += w);
+}
+
+fn small_adds_nd(x: &mut Array1<f32>, w: &Array1<f32>) {
+    for _ in 0..SMALL_ADDS {
+        Zip::from(&mut *x).and(w).for_each(|x, &w| *x += w);
+    }
+}
+
+/// `a @ b` for `[n, k] @ [k, m]` or `[batch, n, k] @ [batch, k, m]`: one
+/// `general_mat_mul` per batch entry into a zeroed output.
+fn mm_nd(a: &ArrayD<f32>, b: &ArrayD<f32>) -> ArrayD<f32> {
+    use ndarray::linalg::general_mat_mul;
+    use ndarray::{Axis, Ix2, Ix3};
+    if a.ndim() == 2 {
+        let a = a.view().into_dimensionality::<Ix2>().expect("2-D");
+        let b = b.view().into_dimensionality::<Ix2>().expect("2-D");
+        return a.dot(&b).into_dyn();
+    }
+    let a = a.view().into_dimensionality::<Ix3>().expect("3-D");
+    let b = b.view().into_dimensionality::<Ix3>().expect("3-D");
+    let (batch, n, m) = (a.shape()[0], a.shape()[1], b.shape()[2]);
+    let mut out = ndarray::Array3::<f32>::zeros((batch, n, m));
+    for i in 0..batch {
+        general_mat_mul(
+            1.0,
+            &a.index_axis(Axis(0), i),
+            &b.index_axis(Axis(0), i),
+            0.0,
+            &mut out.index_axis_mut(Axis(0), i),
+        );
+    }
+    out.into_dyn()
+}
+
 // ---------------------------------------------------------------------------
 // inputs, and the check that the ndarray versions do the same work
 
@@ -272,6 +330,12 @@ struct Sizes {
     rows: (usize, usize),
     /// Rows and columns of the layer norm.
     layer_norm: (usize, usize),
+    /// Elements of the single large `add_`, with its label.
+    add: (usize, &'static str),
+    /// Elements of the tensor of the 1000 small `add_`s.
+    small: usize,
+    /// Matmuls: batch (0 = a plain 2-D product) and square matrix size.
+    matmul: &'static [(usize, usize)],
 }
 
 impl Sizes {
@@ -289,6 +353,9 @@ impl Sizes {
                 kv_steps: 2048,
                 rows: (1024, 1024),
                 layer_norm: (1024, 1024),
+                add: (1 << 24, "16M"),
+                small: 16,
+                matmul: &[(0, 256), (0, 1024), (32, 128)],
             }
         } else {
             Sizes {
@@ -298,6 +365,9 @@ impl Sizes {
                 kv_steps: 4,
                 rows: (8, 8),
                 layer_norm: (4, 8),
+                add: (1 << 10, "1K"),
+                small: 16,
+                matmul: &[(0, 8), (3, 4)],
             }
         }
     }
@@ -353,6 +423,25 @@ fn layer_norm_inputs(rows: usize, cols: usize) -> [Tensor; 3] {
         Tensor::rand(&[cols], 9),
         Tensor::randn(&[cols], 10),
     ]
+}
+
+/// The operands of a matmul of `n x n` matrices (`batch` of them, or one
+/// 2-D product if `batch` is 0).
+fn mm_inputs(batch: usize, n: usize) -> [Tensor; 2] {
+    let shape: Vec<usize> = if batch == 0 {
+        vec![n, n]
+    } else {
+        vec![batch, n, n]
+    };
+    [Tensor::randn(&shape, 11), Tensor::randn(&shape, 12)]
+}
+
+fn mm_label(batch: usize, n: usize) -> String {
+    if batch == 0 {
+        format!("{n}x{n}")
+    } else {
+        format!("{batch}x{n}x{n}")
+    }
 }
 
 /// A copy of `t` as an ndarray array of dimension `D`.
@@ -446,6 +535,32 @@ fn check_nd(sz: &Sizes) {
         &layer_norm(&x, &w, &b),
         &layer_norm_nd(&nd(&x), &nd(&w), &nd(&b)),
     );
+
+    for n in [sz.add.0, sz.small] {
+        let (mut x, w) = (chain_x(n), chain_w(n));
+        let (mut xa, wa) = (nd(&x), nd(&w));
+        add_input(&mut x, &w);
+        add_input_nd(&mut xa, &wa);
+        assert_same("add_", &x, &xa);
+        small_adds(&mut x, &w);
+        small_adds_nd(&mut xa, &wa);
+        assert_same("small add_", &x, &xa);
+    }
+
+    for &(batch, n) in sz.matmul {
+        let [a, b] = mm_inputs(batch, n);
+        let got = mm(&a, &b);
+        let want = mm_nd(&a.to_ndarray(), &b.to_ndarray());
+        // Summation orders may differ between GEMM kernels: compare within
+        // a tolerance scaled by the size of the dot products.
+        assert_eq!(got.shape(), want.shape(), "matmul: shape");
+        for (i, (&x, &y)) in got.to_vec().iter().zip(want.iter()).enumerate() {
+            assert!(
+                (x - y).abs() <= 1e-4 * (n as f32).sqrt() * x.abs().max(1.0),
+                "matmul {batch}x{n}: element {i}: original {x}, ndarray {y}"
+            );
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -570,6 +685,8 @@ fn fmt_allocs(a: f64) -> String {
 
 struct Table {
     plan: Plan,
+    /// Only rows whose kernel name contains this (`FUNCZ_BENCH=matmul`).
+    filter: Option<String>,
 }
 
 impl Table {
@@ -596,6 +713,11 @@ impl Table {
     /// Measures the original, views, copies and ndarray versions (in that
     /// order in `fs`) and prints one row.
     fn row(&self, kernel: &str, size: &str, bytes: Bytes, mut fs: [&mut dyn FnMut(); 4]) {
+        if let Some(f) = &self.filter
+            && !kernel.contains(f.as_str())
+        {
+            return;
+        }
         let r = measure(&self.plan, &mut fs);
         let copy = copy_time(&self.plan, bytes);
         let secs = |k: usize| r[k].0.as_secs_f64();
@@ -644,7 +766,10 @@ fn main() {
     };
     let sz = Sizes::new(full);
     check_nd(&sz);
-    let t = Table { plan };
+    let t = Table {
+        plan,
+        filter: std::env::var("FUNCZ_BENCH").ok(),
+    };
     println!(
         "funcz: functionalized / original time per call (f32, min of {} interleaved samples; views = \
          #[functionalize], copies = remove = \"mutations_and_views\", nd = the kernel hand-written \
@@ -802,4 +927,63 @@ fn main() {
             &mut sink(|| layer_norm_nd(&xa, &wa, &ba)),
         ],
     );
+
+    // One add_ over a large tensor, and 1000 add_ on 16 elements.
+    let (n, name) = sz.add;
+    let mut xs = [chain_x(n), chain_x(n), chain_x(n)];
+    let w = chain_w(n);
+    let (mut xa, wa) = (nd(&xs[0]), nd(&w));
+    {
+        let [x0, x1, x2] = &mut xs;
+        t.row(
+            "add_ (input)",
+            name,
+            once(n * 4),
+            [
+                &mut || add_input(x0, &w),
+                &mut || add_input_v(x1, &w),
+                &mut || add_input_c(x2, &w),
+                &mut || add_input_nd(&mut xa, &wa),
+            ],
+        );
+    }
+    drop((xs, w, xa, wa));
+    let n = sz.small;
+    let mut xs = [chain_x(n), chain_x(n), chain_x(n)];
+    let w = chain_w(n);
+    let (mut xa, wa) = (nd(&xs[0]), nd(&w));
+    {
+        let [x0, x1, x2] = &mut xs;
+        t.row(
+            &format!("add_ x{SMALL_ADDS}"),
+            &n.to_string(),
+            Bytes {
+                bytes: n * 4,
+                reps: SMALL_ADDS,
+            },
+            [
+                &mut || small_adds(x0, &w),
+                &mut || small_adds_v(x1, &w),
+                &mut || small_adds_c(x2, &w),
+                &mut || small_adds_nd(&mut xa, &wa),
+            ],
+        );
+    }
+
+    // Matrix products.
+    for &(batch, n) in sz.matmul {
+        let [a, b] = mm_inputs(batch, n);
+        let (aa, ba) = (a.to_ndarray(), b.to_ndarray());
+        t.row(
+            "matmul",
+            &mm_label(batch, n),
+            once(batch.max(1) * n * n * 4),
+            [
+                &mut sink(|| mm(&a, &b)),
+                &mut sink(|| mm_v(&a, &b)),
+                &mut sink(|| mm_c(&a, &b)),
+                &mut sink(|| mm_nd(&aa, &ba)),
+            ],
+        );
+    }
 }

@@ -43,8 +43,13 @@ impl<T> Storage<T> {
 
     /// Exclusive access to the elements; bumps the version.
     pub fn write(&self) -> RwLockWriteGuard<'_, Vec<T>> {
-        self.version.fetch_add(1, Ordering::Relaxed);
-        self.data.write().unwrap_or_else(|e| e.into_inner())
+        let guard = self.data.write().unwrap_or_else(|e| e.into_inner());
+        // Only a holder of the write lock bumps the version, so no other
+        // bump can come between this load and store: a plain load and store
+        // do the job of a (much slower) atomic read-modify-write.
+        let v = self.version.load(Ordering::Relaxed);
+        self.version.store(v + 1, Ordering::Relaxed);
+        guard
     }
 
     /// Exclusive access without bumping the version (for buffers nobody else

@@ -296,6 +296,7 @@ impl<T: Scalar> Tensor<T> {
 
     /// Runs `f` on a mutable ndarray view of the elements; bumps the version.
     /// The caller must have checked that the layout does not overlap itself.
+    #[allow(dead_code)] // the kernels walk strided layouts themselves
     pub(crate) fn with_array_mut<R>(&self, f: impl FnOnce(ArrayViewMutD<'_, T>) -> R) -> R {
         let mut data = self.storage.write();
         f(array_view_mut(&mut data, &self.layout))
@@ -329,6 +330,7 @@ pub(crate) fn array_view<'a, T>(data: &'a [T], layout: &Layout) -> ArrayViewD<'a
 }
 
 /// A mutable ndarray view of `layout` inside `data`.
+#[allow(dead_code)] // the kernels walk strided layouts themselves
 pub(crate) fn array_view_mut<'a, T>(data: &'a mut [T], layout: &Layout) -> ArrayViewMutD<'a, T> {
     let shape = IxDyn(&layout.shape);
     if layout.numel() == 0 {

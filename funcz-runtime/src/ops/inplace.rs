@@ -17,10 +17,7 @@ use super::elementwise::{
     check_clamp_bounds, check_int_divisor, clamp_k, lerp_k, opt_scalar, pow_scalar_k, relu_k,
     sigmoid_k,
 };
-use super::kernel::{
-    check_broadcast_into, check_writable, inplace_binary, inplace_unary, ternary_values,
-    write_values,
-};
+use super::kernel::{check_broadcast_into, inplace_binary, inplace_ternary, inplace_unary};
 use super::operand::{Operand, OperandRef};
 use super::scalar_arg;
 
@@ -124,7 +121,7 @@ impl<T: Element> Tensor<T> {
             || vec![self.to_arg(), opt_scalar(min), opt_scalar(max)],
             || {
                 check_clamp_bounds("clamp_", min, max);
-                inplace_unary("clamp_", self, |x| clamp_k(x, min, max));
+                inplace_unary("clamp_", self, move |x| clamp_k(x, min, max));
                 self.handle()
             },
         )
@@ -137,9 +134,13 @@ impl<T: Element> Tensor<T> {
             "addcmul_",
             || vec![self.to_arg(), t1.to_arg(), t2.to_arg(), scalar_arg(value)],
             || {
-                check_writable("addcmul_", &self.layout);
-                let (v, s) = ternary_values("addcmul_", self, t1, t2, |x, a, b| x + value * a * b);
-                write_values("addcmul_", self, &v, &s);
+                inplace_ternary(
+                    "addcmul_",
+                    self,
+                    OperandRef::Tensor(t1),
+                    OperandRef::Tensor(t2),
+                    move |x, a, b| x + value * a * b,
+                );
                 self.handle()
             },
         )
@@ -158,7 +159,7 @@ impl<T: Element> Tensor<T> {
             "fill_",
             || vec![self.to_arg(), scalar_arg(value)],
             || {
-                inplace_unary("fill_", self, |_| value);
+                inplace_unary("fill_", self, move |_| value);
                 self.handle()
             },
         )
@@ -323,9 +324,13 @@ impl<T: FloatElement> Tensor<T> {
             "addcdiv_",
             || vec![self.to_arg(), t1.to_arg(), t2.to_arg(), scalar_arg(value)],
             || {
-                check_writable("addcdiv_", &self.layout);
-                let (v, s) = ternary_values("addcdiv_", self, t1, t2, |x, a, b| x + value * a / b);
-                write_values("addcdiv_", self, &v, &s);
+                inplace_ternary(
+                    "addcdiv_",
+                    self,
+                    OperandRef::Tensor(t1),
+                    OperandRef::Tensor(t2),
+                    move |x, a, b| x + value * a / b,
+                );
                 self.handle()
             },
         )
@@ -341,14 +346,12 @@ impl<T: FloatElement> Tensor<T> {
             || {
                 match w {
                     OperandRef::Scalar(w) => {
-                        inplace_binary("lerp_", self, OperandRef::Tensor(end), |s, e| {
+                        inplace_binary("lerp_", self, OperandRef::Tensor(end), move |s, e| {
                             lerp_k(s, e, w)
                         })
                     }
-                    OperandRef::Tensor(wt) => {
-                        check_writable("lerp_", &self.layout);
-                        let (v, s) = ternary_values("lerp_", self, end, wt, lerp_k);
-                        write_values("lerp_", self, &v, &s);
+                    OperandRef::Tensor(_) => {
+                        inplace_ternary("lerp_", self, OperandRef::Tensor(end), w, lerp_k)
                     }
                 }
                 self.handle()

@@ -1,6 +1,7 @@
 //! The elementwise engine shared by all ops: lock handling, broadcasting,
-//! a contiguous fast path on plain slices, and a strided path on ndarray
-//! `Zip`.
+//! a contiguous fast path on plain slices, and a strided path that walks
+//! merged dimensions row by row ([`Walk`]), each row a plain slice loop
+//! that LLVM vectorizes when its operands have stride 0 or 1.
 //!
 //! Locking rules (see the contract): a storage is locked at most once per
 //! op (tensors that share a storage share one guard), several storages are
@@ -11,13 +12,11 @@
 
 use std::sync::{Arc, RwLockReadGuard};
 
-use ndarray::{ArrayViewD, ArrayViewMutD, IxDyn, Zip};
-
-use crate::dims::Dims;
+use crate::dims::{Dims, MAX_DIMS};
 use crate::element::Element;
 use crate::layout::{Layout, broadcast_layout, broadcast_shapes};
 use crate::storage::Storage;
-use crate::tensor::{Tensor, array_view, array_view_mut};
+use crate::tensor::Tensor;
 
 use super::operand::OperandRef;
 
@@ -38,38 +37,79 @@ pub(crate) fn with_reads<T: Element, R, const N: usize>(
 ) -> R {
     let mut order: [usize; N] = std::array::from_fn(|i| i);
     order.sort_unstable_by_key(|&i| storage_addr(&ts[i].storage));
-    let mut guards: Vec<RwLockReadGuard<'_, Vec<T>>> = Vec::with_capacity(N);
+    // One guard per distinct storage, in the slot of its first tensor (no
+    // allocation: this runs once per op).
+    let mut guards: [Option<RwLockReadGuard<'_, Vec<T>>>; N] = std::array::from_fn(|_| None);
     let mut slot = [0usize; N];
-    let mut last = None;
+    let mut last: Option<(usize, usize)> = None;
     for &i in &order {
         let a = storage_addr(&ts[i].storage);
-        if last != Some(a) {
-            guards.push(ts[i].storage.read());
-            last = Some(a);
+        match last {
+            Some((addr, j)) if addr == a => slot[i] = j,
+            _ => {
+                guards[i] = Some(ts[i].storage.read());
+                slot[i] = i;
+                last = Some((a, i));
+            }
         }
-        slot[i] = guards.len() - 1;
     }
-    let slices: [&[T]; N] = std::array::from_fn(|i| guards[slot[i]].as_slice());
+    let slices: [&[T]; N] = std::array::from_fn(|i| match &guards[slot[i]] {
+        Some(g) => g.as_slice(),
+        None => unreachable!("funcz: internal: every tensor has a guard"),
+    });
     f(slices)
 }
 
-/// Runs `f` with `dst`'s buffer write-locked (bumping its version) and
-/// `src`'s buffer read-locked, in address order. The storages must differ.
-fn with_write_read<T: Element, R>(
+/// Runs `f` with `dst`'s buffer write-locked (bumping its version once) and
+/// the buffers of the tensors in `srcs` read-locked (an empty slice for
+/// `None`), each distinct storage locked once, all in address order. No
+/// tensor of `srcs` may share `dst`'s storage.
+fn with_write_reads<T: Element, R, const N: usize>(
     dst: &Tensor<T>,
-    src: &Tensor<T>,
-    f: impl FnOnce(&mut [T], &[T]) -> R,
+    srcs: [Option<&Tensor<T>>; N],
+    f: impl FnOnce(&mut [T], [&[T]; N]) -> R,
 ) -> R {
-    debug_assert!(!dst.same_storage(src));
-    if storage_addr(&dst.storage) < storage_addr(&src.storage) {
-        let mut w = dst.storage.write();
-        let r = src.storage.read();
-        f(&mut w, &r)
-    } else {
-        let r = src.storage.read();
-        let mut w = dst.storage.write();
-        f(&mut w, &r)
+    // Index N stands for `dst`.
+    let addr = |i: usize| -> usize {
+        if i == N {
+            storage_addr(&dst.storage)
+        } else {
+            srcs[i].map_or(0, |t| storage_addr(&t.storage))
+        }
+    };
+    let mut order = [0usize; 3];
+    let order = &mut order[..=N];
+    for (k, o) in order.iter_mut().enumerate() {
+        *o = k;
     }
+    order.sort_unstable_by_key(|&i| addr(i));
+    let mut write = None;
+    let mut guards: [Option<RwLockReadGuard<'_, Vec<T>>>; N] = std::array::from_fn(|_| None);
+    let mut slot = [0usize; N];
+    let mut last: Option<(usize, usize)> = None;
+    for &i in order.iter() {
+        if i == N {
+            write = Some(dst.storage.write());
+            continue;
+        }
+        let Some(t) = srcs[i] else { continue };
+        let a = storage_addr(&t.storage);
+        debug_assert_ne!(a, storage_addr(&dst.storage));
+        match last {
+            Some((addr, j)) if addr == a => slot[i] = j,
+            _ => {
+                guards[i] = Some(t.storage.read());
+                slot[i] = i;
+                last = Some((a, i));
+            }
+        }
+    }
+    let slices: [&[T]; N] = std::array::from_fn(|i| match (srcs[i], &guards[slot[i]]) {
+        (Some(_), Some(g)) => g.as_slice(),
+        _ => &[],
+    });
+    let mut w = write.expect("funcz: internal: the destination is locked");
+    f(&mut w, slices)
 }
 
 // ---------------------------------------------------------------------------
@@ -108,42 +148,324 @@ pub(crate) fn check_broadcast_into(op: &str, dst: &[usize], src: &[usize]) {
     }
 }
 
-/// True if ndarray accepts `layout` as a mutable view (its test is a
-/// sufficient one: interleaved but disjoint layouts are refused).
-fn ndarray_accepts_mut(layout: &Layout) -> bool {
-    let mut by_stride = [(0usize, 0usize); crate::dims::MAX_DIMS];
-    let mut k = 0;
-    for (&n, &s) in layout.shape.iter().zip(layout.strides.iter()) {
-        if n > 1 {
-            by_stride[k] = (s, n);
-            k += 1;
+// ---------------------------------------------------------------------------
+// strided walks
+
+/// A joint walk over one shape in several strided layouts (the operands of
+/// an elementwise op, broadcast to its shape): dimensions of size 1 are
+/// dropped, and neighbouring dimensions that are contiguous with each other
+/// in every operand are merged, so a walk is a loop over "rows" (the
+/// innermost remaining dimension, a plain slice loop for every operand of
+/// stride 0 or 1) driven by a small counter over the outer dimensions. A
+/// row vector, a column vector or a scalar tensor against a matrix, and
+/// same-shape contiguous operands, all become one or two loops over slices;
+/// no ndarray dynamic-dimension iteration is involved.
+struct Walk<const K: usize> {
+    /// Number of outer dimensions (all but the innermost).
+    outer: usize,
+    /// Sizes of the outer dimensions, outermost first.
+    shape: [usize; MAX_DIMS],
+    /// Each operand's stride along each outer dimension.
+    strides: [[usize; K]; MAX_DIMS],
+    /// Length of a row (the innermost dimension).
+    n: usize,
+    /// Each operand's stride along a row.
+    inner: [usize; K],
+}
+
+impl<const K: usize> Walk<K> {
+    /// The walk over `shape` with operand `k` at `strides[k]`. With
+    /// `reorder`, dimensions are visited in decreasing order of the first
+    /// operand's strides (an in-place op on a transposed destination then
+    /// still runs its rows along memory); otherwise in row-major order
+    /// (the order in which a fresh output is filled).
+    fn new(shape: &[usize], strides: [&[usize]; K], reorder: bool) -> Self {
+        let mut dims = [0usize; MAX_DIMS];
+        let mut m = 0;
+        for (d, &n) in shape.iter().enumerate() {
+            if n != 1 {
+                dims[m] = d;
+                m += 1;
+            }
+        }
+        let dims = &mut dims[..m];
+        if reorder && K > 0 {
+            // Stable insertion sort, largest stride first.
+            for i in 1..dims.len() {
+                let mut j = i;
+                while j > 0 && strides[0][dims[j - 1]] < strides[0][dims[j]] {
+                    dims.swap(j - 1, j);
+                    j -= 1;
+                }
+            }
+        }
+        let mut nd = 0;
+        let mut sh = [1usize; MAX_DIMS];
+        let mut st = [[0usize; K]; MAX_DIMS];
+        for &d in dims.iter() {
+            let s: [usize; K] = std::array::from_fn(|k| strides[k][d]);
+            if nd > 0 && (0..K).all(|k| st[nd - 1][k] == s[k] * shape[d]) {
+                sh[nd - 1] *= shape[d];
+                st[nd - 1] = s;
+            } else {
+                sh[nd] = shape[d];
+                st[nd] = s;
+                nd += 1;
+            }
+        }
+        if nd == 0 {
+            // Every dimension has size 1 (or there are none): one element,
+            // walked as a row of length 1 with unit strides (each operand
+            // has an element at its offset; a stride of 0 would make a
+            // destination row look like a broadcast).
+            nd = 1;
+            st[0] = [1; K];
+        }
+        Walk {
+            outer: nd - 1,
+            n: sh[nd - 1],
+            inner: st[nd - 1],
+            shape: sh,
+            strides: st,
         }
     }
-    let dims = &mut by_stride[..k];
-    dims.sort_unstable();
-    let mut span = 0usize;
-    for &(s, n) in dims.iter() {
-        if s <= span {
-            return false;
+
+    /// Calls `row` with each operand's storage offset at the start of
+    /// every row, starting from `base`. The shape must not be empty.
+    #[inline(always)]
+    fn rows(&self, mut off: [usize; K], mut row: impl FnMut([usize; K])) {
+        let mut idx = [0usize; MAX_DIMS];
+        loop {
+            row(off);
+            let mut d = self.outer;
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                idx[d] += 1;
+                for (o, s) in off.iter_mut().zip(&self.strides[d]) {
+                    *o += s;
+                }
+                if idx[d] < self.shape[d] {
+                    break;
+                }
+                for (o, s) in off.iter_mut().zip(&self.strides[d]) {
+                    *o -= s * self.shape[d];
+                }
+                idx[d] = 0;
+            }
         }
-        span += s * (n - 1);
     }
-    true
+}
+
+/// A read operand of an elementwise kernel: the element at index `i` of
+/// the op's shape is `data[offset + sum(i[d] * strides[d])]` (stride 0
+/// along broadcast dimensions).
+#[derive(Clone, Copy)]
+pub(crate) struct Src<'a, T> {
+    data: &'a [T],
+    offset: usize,
+    strides: Dims,
+}
+
+impl<'a, T: Element> Src<'a, T> {
+    /// `*v` broadcast to any shape of rank `ndim`.
+    fn scalar(v: &'a T, ndim: usize) -> Self {
+        let mut strides = Dims::new();
+        for _ in 0..ndim {
+            strides.push(0);
+        }
+        Src {
+            data: std::slice::from_ref(v),
+            offset: 0,
+            strides,
+        }
+    }
+
+    /// `layout` in `data`, broadcast to `shape` (which it must broadcast
+    /// to).
+    fn broadcast(data: &'a [T], layout: &Layout, shape: &[usize]) -> Self {
+        let l = if layout.shape[..] == *shape {
+            *layout
+        } else {
+            broadcast_layout(layout, shape).expect("funcz: internal: shapes were checked")
+        };
+        Src {
+            data,
+            offset: l.offset,
+            strides: l.strides,
+        }
+    }
+}
+
+// ---- rows of in-place kernels: `d` at `o` with stride `ds`, `n` elements ----
+
+#[inline(always)]
+fn row_unary<T: Element, F: Fn(T) -> T>(d: &mut [T], o: usize, ds: usize, n: usize, f: &F) {
+    if ds == 1 {
+        for x in &mut d[o..o + n] {
+            *x = f(*x);
+        }
+    } else {
+        for x in d[o..].iter_mut().step_by(ds).take(n) {
+            *x = f(*x);
+        }
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn row_binary<T: Element, F: Fn(T, T) -> T>(
+    d: &mut [T],
+    o: usize,
+    ds: usize,
+    s: &[T],
+    so: usize,
+    ss: usize,
+    n: usize,
+    f: &F,
+) {
+    match (ds, ss) {
+        (1, 1) => {
+            for (x, &y) in d[o..o + n].iter_mut().zip(&s[so..so + n]) {
+                *x = f(*x, y);
+            }
+        }
+        (_, 0) => {
+            let y = s[so];
+            row_unary(d, o, ds, n, &|x| f(x, y));
+        }
+        _ => {
+            let ys = s[so..].iter().step_by(ss);
+            for (x, &y) in d[o..].iter_mut().step_by(ds).take(n).zip(ys) {
+                *x = f(*x, y);
+            }
+        }
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn row_ternary<T: Element, F: Fn(T, T, T) -> T>(
+    d: &mut [T],
+    o: usize,
+    ds: usize,
+    a: &[T],
+    (oa, sa): (usize, usize),
+    b: &[T],
+    (ob, sb): (usize, usize),
+    n: usize,
+    f: &F,
+) {
+    match (ds, sa, sb) {
+        (1, 1, 1) => {
+            let (a, b) = (&a[oa..oa + n], &b[ob..ob + n]);
+            for ((x, &y), &z) in d[o..o + n].iter_mut().zip(a).zip(b) {
+                *x = f(*x, y, z);
+            }
+        }
+        (_, _, 0) => {
+            let z = b[ob];
+            row_binary(d, o, ds, a, oa, sa, n, &|x, y| f(x, y, z));
+        }
+        (_, 0, _) => {
+            let y = a[oa];
+            row_binary(d, o, ds, b, ob, sb, n, &|x, z| f(x, y, z));
+        }
+        _ => {
+            for i in 0..n {
+                let p = o + i * ds;
+                d[p] = f(d[p], a[oa + i * sa], b[ob + i * sb]);
+            }
+        }
+    }
+}
+
+// ---- rows of out-of-place kernels: appended to `out` ----
+
+#[inline(always)]
+fn push_unary<T: Element, F: Fn(T) -> T>(
+    out: &mut Vec<T>,
+    a: &[T],
+    oa: usize,
+    sa: usize,
+    n: usize,
+    f: &F,
+) {
+    match sa {
+        1 => out.extend(a[oa..oa + n].iter().map(|&x| f(x))),
+        0 => {
+            let y = f(a[oa]);
+            out.extend(std::iter::repeat_n(y, n));
+        }
+        _ => out.extend(a[oa..].iter().step_by(sa).take(n).map(|&x| f(x))),
+    }
+}
+
+#[inline(always)]
+fn push_binary<T: Element, F: Fn(T, T) -> T>(
+    out: &mut Vec<T>,
+    a: &[T],
+    (oa, sa): (usize, usize),
+    b: &[T],
+    (ob, sb): (usize, usize),
+    n: usize,
+    f: &F,
+) {
+    match (sa, sb) {
+        (1, 1) => out.extend(
+            a[oa..oa + n]
+                .iter()
+                .zip(&b[ob..ob + n])
+                .map(|(&x, &y)| f(x, y)),
+        ),
+        (_, 0) => {
+            let y = b[ob];
+            push_unary(out, a, oa, sa, n, &|x| f(x, y));
+        }
+        (0, _) => {
+            let x = a[oa];
+            push_unary(out, b, ob, sb, n, &|y| f(x, y));
+        }
+        _ => out.extend((0..n).map(|i| f(a[oa + i * sa], b[ob + i * sb]))),
+    }
+}
+
+#[inline(always)]
+fn push_ternary<T: Element, F: Fn(T, T, T) -> T>(
+    out: &mut Vec<T>,
+    [a, b, c]: [&[T]; 3],
+    [(oa, sa), (ob, sb), (oc, sc)]: [(usize, usize); 3],
+    n: usize,
+    f: &F,
+) {
+    match (sa, sb, sc) {
+        (1, 1, 1) => out.extend(
+            a[oa..oa + n]
+                .iter()
+                .zip(&b[ob..ob + n])
+                .zip(&c[oc..oc + n])
+                .map(|((&x, &y), &z)| f(x, y, z)),
+        ),
+        (_, _, 0) => {
+            let z = c[oc];
+            push_binary(out, a, (oa, sa), b, (ob, sb), n, &|x, y| f(x, y, z));
+        }
+        (_, 0, _) => {
+            let y = b[ob];
+            push_binary(out, a, (oa, sa), c, (oc, sc), n, &|x, z| f(x, y, z));
+        }
+        (0, _, _) => {
+            let x = a[oa];
+            push_binary(out, b, (ob, sb), c, (oc, sc), n, &|y, z| f(x, y, z));
+        }
+        _ => out.extend((0..n).map(|i| f(a[oa + i * sa], b[ob + i * sb], c[oc + i * sc]))),
+    }
 }
 
 // ---------------------------------------------------------------------------
 // out-of-place kernels (fresh row-major outputs)
-
-/// A mutable row-major view of a fresh output buffer.
-fn out_view<'a, T>(out: &'a mut [T], shape: &[usize]) -> ArrayViewMutD<'a, T> {
-    ArrayViewMutD::from_shape(IxDyn(shape), out).expect("funcz: internal: output buffer size")
-}
-
-/// A read view of `layout` inside `data`, broadcast to `shape`.
-fn broadcast_view<'a, T>(data: &'a [T], layout: &Layout, shape: &[usize]) -> ArrayViewD<'a, T> {
-    let l = broadcast_layout(layout, shape).expect("funcz: internal: shapes were checked");
-    array_view(data, &l)
-}
 
 /// `f` of every element of `layout` in `data`, in row-major order.
 #[inline]
@@ -155,10 +477,11 @@ fn map_layout<T: Element, F: Fn(T) -> T>(data: &[T], layout: &Layout, f: F) -> V
     } else if n == 0 {
         Vec::new()
     } else {
-        let mut out = vec![T::zero(); n];
-        Zip::from(out_view(&mut out, &layout.shape))
-            .and(array_view(data, layout))
-            .for_each(|o, &x| *o = f(x));
+        let mut out = Vec::with_capacity(n);
+        let w = Walk::new(&layout.shape, [&layout.strides], false);
+        w.rows([layout.offset], |[o]| {
+            push_unary(&mut out, data, o, w.inner[0], w.n, &f)
+        });
         out
     }
 }
@@ -183,6 +506,26 @@ pub(crate) fn result_shape<T: Element>(op: &str, a: &Tensor<T>, b: &OperandRef<'
     }
 }
 
+/// `f(a, b)` of the elements of `a` and `b` broadcast to `shape`, row-major.
+fn map2<T: Element, F: Fn(T, T) -> T>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    shape: &[usize],
+    f: F,
+) -> Vec<T> {
+    let n = shape.iter().product::<usize>();
+    let mut out = Vec::with_capacity(n);
+    if n == 0 {
+        return out;
+    }
+    let w = Walk::new(shape, [&a.strides, &b.strides], false);
+    let [sa, sb] = w.inner;
+    w.rows([a.offset, b.offset], |[oa, ob]| {
+        push_binary(&mut out, a.data, (oa, sa), b.data, (ob, sb), w.n, &f)
+    });
+    out
+}
+
 /// `f(a, b)` elementwise with broadcasting, row-major, with its shape.
 pub(crate) fn binary_values<T: Element, F: Fn(T, T) -> T>(
     op: &str,
@@ -192,32 +535,23 @@ pub(crate) fn binary_values<T: Element, F: Fn(T, T) -> T>(
 ) -> (Vec<T>, Dims) {
     let shape = result_shape(op, a, &b);
     let b = match b {
-        OperandRef::Scalar(s) => return (unary_values(a, |x| f(x, s)), shape),
+        OperandRef::Scalar(s) => return (unary_values(a, move |x| f(x, s)), shape),
         OperandRef::Tensor(b) => b,
     };
     let (la, lb) = (&a.layout, &b.layout);
     let vals = with_reads([a, b], |[da, db]| {
-        let n = shape.iter().product::<usize>();
-        if n == 0 {
-            Vec::new()
-        } else if la.shape == shape && lb.shape == shape && la.is_contiguous() && lb.is_contiguous()
-        {
+        if la.shape == shape && lb.shape == shape && la.is_contiguous() && lb.is_contiguous() {
+            let n = la.numel();
             let sa = &da[la.offset..la.offset + n];
             let sb = &db[lb.offset..lb.offset + n];
             sa.iter().zip(sb).map(|(&x, &y)| f(x, y)).collect()
-        } else if lb.numel() == 1 && la.shape == shape {
-            let y = db[lb.offset];
-            map_layout(da, la, |x| f(x, y))
-        } else if la.numel() == 1 && lb.shape == shape {
-            let x = da[la.offset];
-            map_layout(db, lb, |y| f(x, y))
         } else {
-            let mut out = vec![T::zero(); n];
-            Zip::from(out_view(&mut out, &shape))
-                .and(broadcast_view(da, la, &shape))
-                .and(broadcast_view(db, lb, &shape))
-                .for_each(|o, &x, &y| *o = f(x, y));
-            out
+            map2(
+                Src::broadcast(da, la, &shape),
+                Src::broadcast(db, lb, &shape),
+                &shape,
+                f,
+            )
         }
     });
     (vals, shape)
@@ -242,31 +576,42 @@ pub(crate) fn ternary_values<T: Element, F: Fn(T, T, T) -> T>(
     c: &Tensor<T>,
     f: F,
 ) -> (Vec<T>, Dims) {
-    let shape = broadcast_shapes(op, &broadcast_shapes(op, a.shape(), b.shape()), c.shape());
+    let shape = if a.shape() == b.shape() && a.shape() == c.shape() {
+        a.layout.shape
+    } else {
+        broadcast_shapes(op, &broadcast_shapes(op, a.shape(), b.shape()), c.shape())
+    };
     let (la, lb, lc) = (&a.layout, &b.layout, &c.layout);
     let n = shape.iter().product::<usize>();
     let vals = with_reads([a, b, c], |[da, db, dc]| {
-        let plain = |l: &Layout| l.shape == shape && l.is_contiguous();
+        let mut out = Vec::with_capacity(n);
         if n == 0 {
-            Vec::new()
-        } else if plain(la) && plain(lb) && plain(lc) {
-            let sa = &da[la.offset..la.offset + n];
-            let sb = &db[lb.offset..lb.offset + n];
-            let sc = &dc[lc.offset..lc.offset + n];
-            sa.iter()
-                .zip(sb)
-                .zip(sc)
-                .map(|((&x, &y), &z)| f(x, y, z))
-                .collect()
-        } else {
-            let mut out = vec![T::zero(); n];
-            Zip::from(out_view(&mut out, &shape))
-                .and(broadcast_view(da, la, &shape))
-                .and(broadcast_view(db, lb, &shape))
-                .and(broadcast_view(dc, lc, &shape))
-                .for_each(|o, &x, &y, &z| *o = f(x, y, z));
-            out
+            return out;
         }
+        let srcs = [
+            Src::broadcast(da, la, &shape),
+            Src::broadcast(db, lb, &shape),
+            Src::broadcast(dc, lc, &shape),
+        ];
+        let w = Walk::new(
+            &shape,
+            [&srcs[0].strides, &srcs[1].strides, &srcs[2].strides],
+            false,
+        );
+        let [sa, sb, sc] = w.inner;
+        w.rows(
+            [srcs[0].offset, srcs[1].offset, srcs[2].offset],
+            |[oa, ob, oc]| {
+                push_ternary(
+                    &mut out,
+                    [da, db, dc],
+                    [(oa, sa), (ob, sb), (oc, sc)],
+                    w.n,
+                    &f,
+                )
+            },
+        );
+        out
     });
     (vals, shape)
 }
@@ -287,13 +632,26 @@ pub(crate) fn apply_unary<T: Element, F: Fn(T) -> T>(data: &mut [T], layout: &La
         for x in &mut data[o..o + n] {
             *x = f(*x);
         }
-    } else if ndarray_accepts_mut(layout) {
-        array_view_mut(data, layout).map_inplace(|x| *x = f(*x));
     } else {
-        for off in layout.offsets() {
-            data[off] = f(data[off]);
-        }
+        let w = Walk::new(&layout.shape, [&layout.strides], true);
+        let ds = w.inner[0];
+        w.rows([layout.offset], |[o]| row_unary(data, o, ds, w.n, &f));
     }
+}
+
+/// `x = f(x, y)` for every element `x` of `dl` in `d`, `y` the matching
+/// element of `s` (already broadcast to `dl`'s shape). `dl` must not
+/// overlap itself.
+#[inline]
+fn apply_binary_src<T: Element, F: Fn(T, T) -> T>(d: &mut [T], dl: &Layout, s: Src<'_, T>, f: F) {
+    if dl.numel() == 0 {
+        return;
+    }
+    let w = Walk::new(&dl.shape, [&dl.strides, &s.strides], true);
+    let [ds, ss] = w.inner;
+    w.rows([dl.offset, s.offset], |[o, so]| {
+        row_binary(d, o, ds, s.data, so, ss, w.n, &f)
+    });
 }
 
 /// `x = f(x, y)` for every element `x` of `dl` in `d`, with `y` the
@@ -318,31 +676,90 @@ pub(crate) fn apply_binary<T: Element, F: Fn(T, T) -> T>(
         }
     } else if sl.numel() == 1 {
         let y = s[sl.offset];
-        apply_unary(d, dl, |x| f(x, y));
+        apply_unary(d, dl, move |x| f(x, y));
     } else {
-        let bl = broadcast_layout(sl, &dl.shape).expect("funcz: internal: shapes were checked");
-        if ndarray_accepts_mut(dl) {
-            Zip::from(array_view_mut(d, dl))
-                .and(array_view(s, &bl))
-                .for_each(|x, &y| *x = f(*x, y));
-        } else {
-            for (off, soff) in dl.offsets().zip(bl.offsets()) {
-                d[off] = f(d[off], s[soff]);
-            }
-        }
+        apply_binary_src(d, dl, Src::broadcast(s, sl, &dl.shape), f);
     }
+}
+
+/// `x = f(x, y, z)` for every element `x` of `dl` in `d`, `y` and `z` the
+/// matching elements of `a` and `b` (already broadcast to `dl`'s shape).
+/// `dl` must not overlap itself.
+#[inline]
+fn apply_ternary<T: Element, F: Fn(T, T, T) -> T>(
+    d: &mut [T],
+    dl: &Layout,
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    f: F,
+) {
+    if dl.numel() == 0 {
+        return;
+    }
+    let w = Walk::new(&dl.shape, [&dl.strides, &a.strides, &b.strides], true);
+    let [ds, sa, sb] = w.inner;
+    w.rows([dl.offset, a.offset, b.offset], |[o, oa, ob]| {
+        row_ternary(d, o, ds, a.data, (oa, sa), b.data, (ob, sb), w.n, &f)
+    });
 }
 
 /// In-place `x = f(x)` on `dst`: checks overlap, takes the write lock once
 /// (bumping the version) and runs the kernel.
 pub(crate) fn inplace_unary<T: Element, F: Fn(T) -> T>(op: &str, dst: &Tensor<T>, f: F) {
     check_writable(op, &dst.layout);
-    if !dst.layout.is_contiguous() && ndarray_accepts_mut(&dst.layout) {
-        dst.with_array_mut(|mut a| a.map_inplace(|x| *x = f(*x)));
-        return;
-    }
     let mut data = dst.storage.write();
     apply_unary(&mut data, &dst.layout, f);
+}
+
+/// An operand of an in-place op, resolved against the destination's
+/// storage before anything is locked.
+enum Resolved<'a, T: Element> {
+    /// A scalar.
+    Scalar(T),
+    /// The destination itself (same storage and layout): each element is
+    /// read just before it is written.
+    Dst,
+    /// A copy of an operand that shares the destination's storage with
+    /// another layout (read completely before the first write).
+    Copied(Vec<T>, Layout),
+    /// A tensor of another storage.
+    Other(&'a Tensor<T>),
+}
+
+impl<'a, T: Element> Resolved<'a, T> {
+    fn new(dst: &Tensor<T>, src: OperandRef<'a, T>) -> Self {
+        match src {
+            OperandRef::Scalar(v) => Resolved::Scalar(v),
+            OperandRef::Tensor(t) if t.same_storage(dst) => {
+                if t.layout == dst.layout {
+                    Resolved::Dst
+                } else {
+                    Resolved::Copied(t.to_vec(), Layout::contiguous(t.shape()))
+                }
+            }
+            OperandRef::Tensor(t) => Resolved::Other(t),
+        }
+    }
+
+    /// The tensor to read-lock, if any.
+    fn locked(&self) -> Option<&'a Tensor<T>> {
+        match self {
+            Resolved::Other(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The operand as a kernel source broadcast to `shape`, given the
+    /// locked buffer of its storage (for [`Resolved::Other`]). `Dst` has no
+    /// source (the caller substitutes the destination's element).
+    fn src<'s>(&'s self, locked: &'s [T], shape: &[usize]) -> Src<'s, T> {
+        match self {
+            Resolved::Scalar(v) => Src::scalar(v, shape.len()),
+            Resolved::Copied(v, l) => Src::broadcast(v, l, shape),
+            Resolved::Other(t) => Src::broadcast(locked, &t.layout, shape),
+            Resolved::Dst => unreachable!("funcz: internal: the destination is not a source"),
+        }
+    }
 }
 
 /// In-place `x = f(x, y)` on `dst` with `src` broadcast to `dst`'s shape.
@@ -358,33 +775,63 @@ pub(crate) fn inplace_binary<T: Element, F: Fn(T, T) -> T>(
     let src = match src {
         OperandRef::Scalar(y) => {
             let mut data = dst.storage.write();
-            apply_unary(&mut data, &dst.layout, |x| f(x, y));
+            apply_unary(&mut data, &dst.layout, move |x| f(x, y));
             return;
         }
         OperandRef::Tensor(t) => t,
     };
     check_broadcast_into(op, dst.shape(), src.shape());
-    if dst.same_storage(src) {
-        if dst.layout == src.layout {
-            let mut data = dst.storage.write();
-            apply_unary(&mut data, &dst.layout, |x| f(x, x));
-            return;
-        }
-        // Read the operand completely before the first write.
-        let copy = Tensor::from_contiguous(src.to_vec(), src.shape());
-        with_write_read(dst, &copy, |d, s| {
-            apply_binary(d, &dst.layout, s, &copy.layout, f)
+    if !dst.same_storage(src) {
+        return with_write_reads(dst, [Some(src)], |d, [s]| {
+            apply_binary(d, &dst.layout, s, &src.layout, f)
         });
-        return;
     }
-    with_write_read(dst, src, |d, s| {
-        apply_binary(d, &dst.layout, s, &src.layout, f)
+    match Resolved::new(dst, OperandRef::Tensor(src)) {
+        Resolved::Dst => {
+            let mut data = dst.storage.write();
+            apply_unary(&mut data, &dst.layout, move |x| f(x, x));
+        }
+        Resolved::Copied(v, l) => {
+            let mut data = dst.storage.write();
+            apply_binary(&mut data, &dst.layout, &v, &l, f);
+        }
+        _ => unreachable!("funcz: internal: the operand shares the destination's storage"),
+    }
+}
+
+/// In-place `x = f(x, y, z)` on `dst` with `a` and `b` broadcast to
+/// `dst`'s shape (the broadcast shape of all three must be `dst`'s). An
+/// operand sharing `dst`'s storage is copied out first, unless it is
+/// exactly `dst`. One write lock, one version bump, no temporary buffer.
+pub(crate) fn inplace_ternary<T: Element, F: Fn(T, T, T) -> T>(
+    op: &str,
+    dst: &Tensor<T>,
+    a: OperandRef<'_, T>,
+    b: OperandRef<'_, T>,
+    f: F,
+) {
+    check_writable(op, &dst.layout);
+    if a.shape() != dst.shape() || b.shape() != dst.shape() {
+        let s = broadcast_shapes(op, &broadcast_shapes(op, dst.shape(), a.shape()), b.shape());
+        check_result_shape(op, dst.shape(), &s);
+    }
+    let (ra, rb) = (Resolved::new(dst, a), Resolved::new(dst, b));
+    let shape = &dst.layout.shape;
+    with_write_reads(dst, [ra.locked(), rb.locked()], |d, [la, lb]| {
+        let dl = &dst.layout;
+        match (&ra, &rb) {
+            (Resolved::Dst, Resolved::Dst) => apply_unary(d, dl, move |x| f(x, x, x)),
+            (Resolved::Dst, r) => apply_binary_src(d, dl, r.src(lb, shape), move |x, z| f(x, x, z)),
+            (r, Resolved::Dst) => apply_binary_src(d, dl, r.src(la, shape), move |x, y| f(x, y, x)),
+            (r, q) => apply_ternary(d, dl, r.src(la, shape), q.src(lb, shape), f),
+        }
     });
 }
 
 /// Writes row-major `values` of shape `shape` (which must equal `dst`'s
 /// shape) into `dst`: the second half of in-place ops computed
 /// out-of-place first.
+#[allow(dead_code)] // for ops that cannot run in place (other op files)
 pub(crate) fn write_values<T: Element>(op: &str, dst: &Tensor<T>, values: &[T], shape: &[usize]) {
     check_writable(op, &dst.layout);
     check_result_shape(op, dst.shape(), shape);
@@ -434,17 +881,6 @@ pub(crate) fn binary_into_donated<T: Element, F: Fn(T, T) -> T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ndarray_mut_check_matches_ndarray() {
-        assert!(ndarray_accepts_mut(&Layout::contiguous(&[2, 3])));
-        assert!(ndarray_accepts_mut(&Layout::new(&[3, 2], &[1, 3], 0)));
-        assert!(ndarray_accepts_mut(&Layout::new(&[2, 1, 3], &[3, 0, 1], 0)));
-        // Interleaved but disjoint: ndarray refuses it, the exact test accepts.
-        let l = Layout::new(&[3, 2], &[2, 3], 0);
-        assert!(!ndarray_accepts_mut(&l));
-        assert!(!l.has_internal_overlap());
-    }
 
     #[test]
     fn interleaved_layout_is_written_through_the_offsets_path() {

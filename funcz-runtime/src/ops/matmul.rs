@@ -126,19 +126,28 @@ fn matmul_impl<T: Element>(a: &Tensor<T>, b: &Tensor<T>) -> Tensor<T> {
     };
     let (bsa, bsb) = (bstrides(&ba, &sa), bstrides(&bb, &sb));
     let unit = contiguous_strides(&batch);
+    // A right operand shared by every batch entry (a weight matrix against
+    // a batch of inputs) whose left operand's batch entries follow each
+    // other row after row: one GEMM of all the rows, which packs the right
+    // operand once instead of once per batch entry.
+    let fold = nbatch > 1
+        && bsb.iter().all(|&s| s == 0)
+        && (0..batch.len()).all(|d| batch[d] == 1 || bsa[d] == unit[d] * n * ma.rs);
+    let (rows, nbatch) = if fold { (nbatch * n, 1) } else { (n, nbatch) };
     with_reads([a, b], |[xa, xb]| {
-        for (i, c) in out.chunks_mut(n * m).enumerate() {
+        for (i, c) in out.chunks_mut(rows * m).take(nbatch).enumerate() {
             let (mut oa, mut ob) = (a.storage_offset(), b.storage_offset());
             for d in 0..batch.len() {
                 let idx = (i / unit[d]) % batch[d];
                 oa += idx * bsa[d];
                 ob += idx * bsb[d];
             }
-            let av = ArrayView2::from_shape((n, k).strides((ma.rs, ma.cs)), &xa[oa..])
+            let av = ArrayView2::from_shape((rows, k).strides((ma.rs, ma.cs)), &xa[oa..])
                 .expect("funcz: internal: matmul lhs view");
             let bv = ArrayView2::from_shape((k, m).strides((mb.rs, mb.cs)), &xb[ob..])
                 .expect("funcz: internal: matmul rhs view");
-            let mut cv = ArrayViewMut2::from_shape((n, m), c).expect("funcz: internal: matmul out");
+            let mut cv =
+                ArrayViewMut2::from_shape((rows, m), c).expect("funcz: internal: matmul out");
             general_mat_mul(T::one(), &av, &bv, T::zero(), &mut cv);
         }
     });
