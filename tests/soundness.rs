@@ -784,3 +784,31 @@ fn unknown_method_on_a_temporary_view() {
         )]
     });
 }
+
+pub struct StepState {
+    pub avg: Tensor,
+    pub step: f64,
+}
+
+// `st.step += 1.0` on an `f64` field next to tensor fields was taken for an
+// in-place op on a tensor field (E0277/E0308 at the attribute; found
+// writing examples/optimizers.rs).
+variants!(f64_field, f64_field_f, f64_field_fv; fn (p: &Tensor, st: &mut StepState) {
+    st.step += 1.0;
+    st.avg.mul_(0.5).add_(p);
+    p.sub_(st.avg.mul(st.step as f32));
+});
+
+#[test]
+fn compound_assignment_on_a_number_field() {
+    check("f64_field", &[iota(&[3]), iota(&[3])], |v, x| {
+        let mut st = StepState {
+            avg: x[1].shallow_clone(),
+            step: 1.0,
+        };
+        [f64_field, f64_field_f, f64_field_fv][v](&x[0], &mut st);
+        st.step += 1.0;
+        assert_eq!(st.step, 3.0);
+        vec![]
+    });
+}

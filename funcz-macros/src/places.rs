@@ -121,6 +121,11 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
         mutated: Vec<Expr>,
         /// `let v = <view chain of e>`: (v, e).
         view_lets: Vec<(String, Expr)>,
+        /// Places of compound assignments (`s.w -= &g`, `st.step += 1.0`).
+        compound: Vec<Expr>,
+        /// Places used as tensors: receivers of a method of the op table,
+        /// and operands taken by reference (`&s.w`).
+        tensor_uses: HashSet<String>,
     }
     impl<'ast> Visit<'ast> for Scan {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
@@ -129,6 +134,10 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
                 Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize)
             ) {
                 self.mutated.push(chain_start(&m.receiver).0.clone());
+            }
+            if op_kind(&m.method.to_string()).is_some() {
+                self.tensor_uses
+                    .insert(chain_start(&m.receiver).0.to_token_stream().to_string());
             }
             visit::visit_expr_method_call(self, m);
         }
@@ -166,13 +175,27 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
                     | syn::BinOp::MulAssign(_)
                     | syn::BinOp::DivAssign(_)
             ) {
-                self.mutated.push(chain_start(&b.left).0.clone());
+                self.compound.push(chain_start(&b.left).0.clone());
             }
             visit::visit_expr_binary(self, b);
+        }
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            self.tensor_uses
+                .insert(r.expr.to_token_stream().to_string());
+            visit::visit_expr_reference(self, r);
         }
     }
     let mut scan = Scan::default();
     scan.visit_block(block);
+    // A compound assignment mutates a tensor only if the place is one: a
+    // field's type is unknown (`st.step += 1.0` may be an `f64`), so a
+    // field counts when the body also uses it as a tensor.
+    for e in std::mem::take(&mut scan.compound) {
+        if single_ident(&e).is_some() || scan.tensor_uses.contains(&e.to_token_stream().to_string())
+        {
+            scan.mutated.push(e);
+        }
+    }
     let mut starts: Vec<Expr> = scan.mutated.clone();
     // Names mutated directly or through a `let` (or loop variable) viewing
     // them, transitively: `let v = r.alias(); v.mul_(..)` with `r` a view
