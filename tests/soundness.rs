@@ -812,3 +812,21 @@ fn compound_assignment_on_a_number_field() {
         vec![]
     });
 }
+
+// The same in views mode: `x.alias().bump()` changed `x` behind the
+// functionalized value of its alias `v` (generator seed 24301, programs 200
+// and 1720, once the generator called unknown methods on views).
+variants!(unknown_on_alias, unknown_on_alias_f, unknown_on_alias_fv; fn (x: &mut Tensor) -> Tensor {
+    x.mul_(2.0);
+    let v = x.narrow(0, 0, 1);
+    v.add_(1.0);
+    x.alias().bump();
+    v.add(0.0)
+});
+
+#[test]
+fn unknown_method_on_an_alias_in_views_mode() {
+    check_values("unknown_on_alias", &[iota(&[2, 3])], |v, x| {
+        vec![[unknown_on_alias, unknown_on_alias_f, unknown_on_alias_fv][v](&mut x[0])]
+    });
+}

@@ -2009,7 +2009,14 @@ impl Gen {
                 let Some(p) = self.pick_place(true) else {
                     return;
                 };
-                self.line(&format!("{}.bump();", p.recv));
+                // Sometimes on a view of the place: a `*_copy` in copies
+                // mode, whose mutation must still reach the place (it was
+                // lost before the fix of `unknown_method_on_a_temporary_view`).
+                if self.rng.chance(50) {
+                    self.line(&format!("{}.alias().bump();", p.recv));
+                } else {
+                    self.line(&format!("{}.bump();", p.recv));
+                }
             }
             _ => {
                 // A helper that only reads.

@@ -146,10 +146,9 @@ impl Lowerer<'_> {
                         && (self.binding_of(&m.receiver).is_some()
                             || matches!(&*m.receiver, Expr::Index(ix) if self.binding_of(&ix.expr)
                                 .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Multi { .. })))
-                            // On a view, a `*_copy` in copies mode: the
+                            // On a view (a `*_copy` in copies mode): the
                             // method may mutate it (written back if so).
-                            || (self.copies()
-                                && matches!(&*m.receiver, Expr::MethodCall(r) if matches!(
+                            || (matches!(&*m.receiver, Expr::MethodCall(r) if matches!(
                                     optable::lookup(&r.method.to_string()).map(|i| i.kind),
                                     Some(OpKind::View { .. } | OpKind::MaybeView { .. })
                                 ))

@@ -305,15 +305,17 @@ impl Lowerer<'_> {
                 &mut c.args
             }
             Expr::MethodCall(m) => {
-                // A method the macro does not know, on a view: in copies
-                // mode the view is a `*_copy`, so a mutation through it is
-                // written back like one through a `&view` argument.
+                // A method the macro does not know, on a view: a mutation
+                // through it is written back like one through a `&view`
+                // argument (in copies mode the view is a `*_copy`; in views
+                // mode the write-back records the update, so the root's
+                // other aliases are regenerated).
                 let recv = (*m.receiver).clone();
                 let view_recv = matches!(&recv, Expr::MethodCall(r) if matches!(
                     optable::lookup(&r.method.to_string()).map(|i| i.kind),
                     Some(OpKind::View { .. } | OpKind::MaybeView { .. })
                 ));
-                if view_recv && self.copies() && self.is_tensor_expr(&recv) {
+                if view_recv && self.is_tensor_expr(&recv) {
                     let rt = rt();
                     let t = format_ident!("__fz_recv", span = Span::mixed_site());
                     let ver = format_ident!("__fz_recv_version", span = Span::mixed_site());
