@@ -162,29 +162,16 @@ fn infer_size(op: &'static str, shape: &[i64], numel: usize) -> Result<Dims> {
 
 /// The broadcast check of elementwise ops.
 fn broadcast(op: &'static str, a: &[usize], b: &[usize]) -> Result<()> {
-    let n = a.len().max(b.len());
-    for i in 0..n {
-        let da = if i + a.len() >= n {
-            a[i + a.len() - n]
-        } else {
-            1
-        };
-        let db = if i + b.len() >= n {
-            b[i + b.len() - n]
-        } else {
-            1
-        };
-        if da != db && da != 1 && db != 1 {
-            return fail(
-                op,
-                format!(
-                    "shapes {a:?} and {b:?} cannot be broadcast together (size {da} vs {db} at \
-                     dimension {i})"
-                ),
-            );
-        }
+    match crate::layout::try_broadcast_shapes(a, b) {
+        Ok(_) => Ok(()),
+        Err((i, da, db)) => fail(
+            op,
+            format!(
+                "shapes {a:?} and {b:?} cannot be broadcast together (size {da} vs {db} at \
+                 dimension {i})"
+            ),
+        ),
     }
-    Ok(())
 }
 
 /// The checks of a binary elementwise op with a tensor or scalar operand.

@@ -221,35 +221,41 @@ pub fn normalize_dim(op: &str, dim: i64, ndim: usize) -> usize {
     }
 }
 
+/// The broadcast shape of `a` and `b` under NumPy/PyTorch rules, or the
+/// first dimension (counted in the result) where they disagree, with the
+/// two sizes there.
+pub(crate) fn try_broadcast_shapes(
+    a: &[usize],
+    b: &[usize],
+) -> Result<Dims, (usize, usize, usize)> {
+    let n = a.len().max(b.len());
+    let at = |s: &[usize], i: usize| {
+        if i + s.len() >= n {
+            s[i + s.len() - n]
+        } else {
+            1
+        }
+    };
+    let mut out = Dims::new();
+    for i in 0..n {
+        let (da, db) = (at(a, i), at(b, i));
+        if da != db && da != 1 && db != 1 {
+            return Err((i, da, db));
+        }
+        out.push(if da == 1 { db } else { da });
+    }
+    Ok(out)
+}
+
 /// The broadcast shape of `a` and `b` under NumPy/PyTorch rules, naming
 /// `op` on error.
 pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Dims {
-    let n = a.len().max(b.len());
-    let mut out = Dims::new();
-    for i in 0..n {
-        let da = if i + a.len() >= n {
-            a[i + a.len() - n]
-        } else {
-            1
-        };
-        let db = if i + b.len() >= n {
-            b[i + b.len() - n]
-        } else {
-            1
-        };
-        let d = if da == db || db == 1 {
-            da
-        } else if da == 1 {
-            db
-        } else {
-            panic!(
-                "funcz: {op}: shapes {a:?} and {b:?} cannot be broadcast together \
-                 (size {da} vs {db} at dimension {i})"
-            );
-        };
-        out.push(d);
-    }
-    out
+    try_broadcast_shapes(a, b).unwrap_or_else(|(i, da, db)| {
+        panic!(
+            "funcz: {op}: shapes {a:?} and {b:?} cannot be broadcast together \
+             (size {da} vs {db} at dimension {i})"
+        )
+    })
 }
 
 /// The layout of `l` broadcast to `shape` (stride 0 on expanded dims),

@@ -4,7 +4,7 @@
 //! checked dims and broadcasting that report at the caller's line.
 
 use crate::element::Scalar;
-use crate::layout::{Layout, broadcast_layout};
+use crate::layout::broadcast_layout;
 use crate::tensor::Tensor;
 use crate::trace::{self, ToArg};
 use crate::view::gather::gather_from;
@@ -47,32 +47,13 @@ pub(crate) fn wrap_dim(op: &str, dim: i64, ndim: usize) -> usize {
 /// the shapes and the argument on error.
 #[track_caller]
 pub(crate) fn broadcast(op: &str, what: &str, a: &[usize], b: &[usize]) -> Vec<usize> {
-    let n = a.len().max(b.len());
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let da = if i + a.len() >= n {
-            a[i + a.len() - n]
-        } else {
-            1
-        };
-        let db = if i + b.len() >= n {
-            b[i + b.len() - n]
-        } else {
-            1
-        };
-        let d = if da == db || db == 1 {
-            da
-        } else if da == 1 {
-            db
-        } else {
-            panic!(
-                "funcz: {op}: the shape of {what} {b:?} cannot be broadcast with {a:?} \
-                 (size {db} vs {da} at dimension {i})"
-            );
-        };
-        out.push(d);
+    match crate::layout::try_broadcast_shapes(a, b) {
+        Ok(shape) => shape.to_vec(),
+        Err((i, da, db)) => panic!(
+            "funcz: {op}: the shape of {what} {b:?} cannot be broadcast with {a:?} \
+             (size {db} vs {da} at dimension {i})"
+        ),
     }
-    out
 }
 
 /// Panics unless `src` (argument `what`) broadcasts to exactly `dst` (the
@@ -87,20 +68,7 @@ pub(crate) fn check_into(op: &str, what: &str, dst: &[usize], src: &[usize]) {
     }
 }
 
-/// Panics if `layout` reaches one storage element twice (an in-place op
-/// would have no defined result), as PyTorch does.
-#[track_caller]
-pub(crate) fn check_writable(op: &str, layout: &Layout) {
-    if layout.has_internal_overlap() {
-        panic!(
-            "funcz: {op}: unsupported operation: more than one element of the written-to tensor \
-             refers to a single memory location (shape {:?}, strides {:?}). Please clone() the \
-             tensor before performing the operation.",
-            &layout.shape[..],
-            &layout.strides[..]
-        );
-    }
-}
+pub(crate) use super::kernel::check_writable;
 
 impl<T: Scalar> Tensor<T> {
     /// A copy converted to dtype `U`, as `torch.Tensor.to(dtype)` (always a

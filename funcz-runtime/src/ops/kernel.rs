@@ -117,6 +117,7 @@ fn with_write_reads<T: Element, R, const N: usize>(
 
 /// Panics if `layout` has two indices reaching one storage element (an
 /// in-place op could not give a defined result).
+#[track_caller]
 pub(crate) fn check_writable(op: &str, layout: &Layout) {
     if layout.has_internal_overlap() {
         panic!(
