@@ -797,3 +797,47 @@ fn parameters_named_like_hidden_variables() {
         },
     );
 }
+
+// `as_strided` of an owned input after `squeeze_()` (a no-op reshape here):
+// the input's value is a one-view chain from its root, which the runtime
+// refused as non-compositional although the view is row-major from offset
+// 0 and the strided window stays inside it (the original ran). Then a
+// write through the as_strided window and one through the input itself.
+// (seed 77, program 3237)
+variants!(strided_after_squeeze, strided_after_squeeze_f, strided_after_squeeze_fv; fn (mut x0: Tensor) -> Tensor {
+    x0.squeeze_();
+    let v4 = x0.as_strided([3i64, 2i64], [3i64, 1i64], 8).narrow(1, 0, 1).shallow_clone();
+    v4.permute([1, 0]).reshape([1, 3, 1]).transpose(0, -2).add_(3.0f32);
+    x0.slice(0, -3, -1, 1).sub_(0.25f32);
+    &x0 + &v4.sum()
+});
+
+#[test]
+fn as_strided_of_a_squeezed_owned_input() {
+    let [g1, _] = check("strided_after_squeeze", &[iota(&[4, 4])], |v, x| {
+        vec![[strided_after_squeeze, strided_after_squeeze_f, strided_after_squeeze_fv][v](x[0].shallow_clone())]
+    });
+    assert!(g1.ops().contains(&"as_strided_scatter"), "{g1}");
+}
+
+// The window of an `as_strided` on a view must stay inside the view: past
+// it, the original reads storage the functional value does not have, and
+// the functionalized code refuses with the non-compositional message.
+variants!(strided_past_view, strided_past_view_f, strided_past_view_fv; fn (x: &Tensor) -> Tensor {
+    let v = x.narrow(0, 0, 2);
+    v.as_strided([2i64], [1i64], 9).add_(1.0);
+    x.sum()
+});
+
+#[test]
+fn as_strided_of_a_view_reaching_past_it_is_refused() {
+    let x = iota(&[4, 4]);
+    let orig = strided_past_view(&x.clone());
+    assert_eq!(orig.item(), 122.0);
+    for f in [strided_past_view_f, strided_past_view_fv] {
+        let msg = panic_message(|| {
+            f(&x.clone());
+        });
+        assert!(msg.contains("as_strided is non-compositional"), "{msg}");
+    }
+}

@@ -280,7 +280,28 @@ fn check_as_strided(parent: &Tracked, meta: &ViewMeta) {
         // The functional value may be laid out differently; `forward` lays
         // it out row-major first, as the original is.
         let orig = &parent.orig.layout;
-        let base_ok = parent.chain.is_empty() && orig.is_contiguous() && orig.offset == 0;
+        // A view of a root (a `squeeze_`d input, a leading `narrow`) laid
+        // out row-major from offset 0 addresses the same first elements of
+        // the storage as its functional value laid out row-major: allowed
+        // when the strided window stays inside it.
+        let inside = || {
+            let ViewMeta::AsStrided(size, stride, off) = meta else {
+                return false;
+            };
+            let mut last = *off;
+            for (&n, &s) in size.iter().zip(stride) {
+                if n == 0 {
+                    return true;
+                }
+                if s < 0 {
+                    return false;
+                }
+                last += (n - 1) * s;
+            }
+            last >= 0 && (last as usize) < orig.numel()
+        };
+        let base_ok =
+            orig.is_contiguous() && orig.offset == 0 && (parent.chain.is_empty() || inside());
         if !base_ok {
             panic!(
                 "funcz: as_strided: functionalize supports as_strided only directly on a contiguous base \
