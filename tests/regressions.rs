@@ -815,7 +815,11 @@ variants!(strided_after_squeeze, strided_after_squeeze_f, strided_after_squeeze_
 #[test]
 fn as_strided_of_a_squeezed_owned_input() {
     let [g1, _] = check("strided_after_squeeze", &[iota(&[4, 4])], |v, x| {
-        vec![[strided_after_squeeze, strided_after_squeeze_f, strided_after_squeeze_fv][v](x[0].shallow_clone())]
+        vec![[
+            strided_after_squeeze,
+            strided_after_squeeze_f,
+            strided_after_squeeze_fv,
+        ][v](x[0].shallow_clone())]
     });
     assert!(g1.ops().contains(&"as_strided_scatter"), "{g1}");
 }

@@ -309,6 +309,7 @@ fn lower_fn(
         }
     }
     lw.exit = exit.clone();
+    lw.fn_tail = true;
     let mut stmts = lw.lower_stmts(func.block.stmts.clone());
     // Whether the tail, as written, moves an input (decided on the user's
     // code: the lowered tail is opaque tokens).

@@ -92,6 +92,55 @@ impl Lowerer<'_> {
         v.moved
     }
 
+    /// A returned tensor variable (`y`, or an element of a returned tuple
+    /// `(y, z)`) keeps the original's layout: an alias is returned as its
+    /// root's view again in views mode (see `rt::output`), a root laid out
+    /// with gaps in the original as such (see `rt::output_root`). Runs on
+    /// the user's expression, before it is lowered.
+    ///
+    /// Input: `y` (a view of `base`, mutated through it)
+    /// Output: `rt::output(&y, &s_y, &base, &s_base, Mode::Views)`
+    pub(super) fn eager_output(&mut self, e: Expr) -> Expr {
+        if !self.closure_floor.is_empty() {
+            return e;
+        }
+        match e {
+            Expr::Tuple(mut t) => {
+                t.elems = t.elems.into_iter().map(|x| self.eager_output(x)).collect();
+                Expr::Tuple(t)
+            }
+            Expr::Paren(mut p) => {
+                *p.expr = self.eager_output(*p.expr);
+                Expr::Paren(p)
+            }
+            Expr::Path(_) => {
+                let Some(id) = self.binding_of(&e) else {
+                    return e;
+                };
+                let s = state_ident(id);
+                match self.scopes.kind(id).clone() {
+                    Kind::Alias { root } if !self.copies() && self.has_state(id) => {
+                        let (rv, rs) = self.root_value_state(root);
+                        let mode = self.mode;
+                        let mut v = e;
+                        self.use_binding(id, &mut v);
+                        pq!(::funcz::rt::output(&#v, &#s, &#rv, &#rs, #mode))
+                    }
+                    Kind::Root {
+                        input: None | Some(Passing::Value),
+                        ..
+                    } if self.has_state(id) => {
+                        let mut v = e;
+                        self.use_binding(id, &mut v);
+                        pq!(::funcz::rt::output_root(&#v, &#s))
+                    }
+                    _ => e,
+                }
+            }
+            _ => e,
+        }
+    }
+
     /// Wraps the function's tail expression with the input write-backs.
     /// `moves` is whether the tail as written moves an input.
     pub fn lower_tail(&mut self, e: Expr, moves: bool) -> Expr {

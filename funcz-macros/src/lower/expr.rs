@@ -182,13 +182,19 @@ impl Lowerer<'_> {
             }
             Expr::Macro(m) => self.lower_macro(&mut m.mac),
             Expr::Return(r) if self.closure_floor.is_empty() && !self.exit.is_empty() => {
-                let mut value: Expr = match r.expr.take() {
+                let value: Expr = match r.expr.take() {
                     Some(v) => *v,
                     None => pq!(()),
                 };
                 let first = self.moves_input(&value);
+                let mut value = self.eager_output(value);
                 self.visit_expr_mut(&mut value);
                 *e = self.exit_block(value, first, true);
+            }
+            Expr::Return(r) if self.closure_floor.is_empty() && r.expr.is_some() => {
+                let mut value = self.eager_output(*r.expr.take().expect("checked"));
+                self.visit_expr_mut(&mut value);
+                *e = pq!(return #value);
             }
             Expr::Try(t) if self.closure_floor.is_empty() && !self.exit.is_empty() => {
                 let mut inner = (*t.expr).clone();

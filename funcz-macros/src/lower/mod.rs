@@ -132,6 +132,9 @@ pub(crate) struct Lowerer<'a> {
     /// Loop variables over such a collection: `&Tensor` in the original, so
     /// read as `&*t`.
     shared_elems: Vec<usize>,
+    /// Set while the function's own block is lowered: its tail expression
+    /// is a returned value (see `eager_output`).
+    pub(crate) fn_tail: bool,
     copies: bool,
     /// Set when a `let` pattern was given a `mut` the user did not write
     /// (the lowering may reassign it): that `let` gets
@@ -230,6 +233,7 @@ impl<'a> Lowerer<'a> {
             elem_aliases: Vec::new(),
             converted: Vec::new(),
             shared_elems: Vec::new(),
+            fn_tail: false,
         }
     }
 

@@ -69,11 +69,19 @@ impl Lowerer<'_> {
             }
             k += 1;
         }
-        for stmt in stmts {
+        let fn_tail = std::mem::take(&mut self.fn_tail);
+        let last = stmts.len().wrapping_sub(1);
+        for (k, mut stmt) in stmts.into_iter().enumerate() {
             self.pre.push(Vec::new());
             self.synced.push(Vec::new());
             self.stmt_mutated.push(Vec::new());
             self.stmt_fresh.push(Vec::new());
+            if fn_tail
+                && k == last
+                && let Stmt::Expr(e, None) = stmt
+            {
+                stmt = Stmt::Expr(self.eager_output(e), None);
+            }
             let lowered = self.lower_stmt(stmt);
             self.synced.pop();
             self.stmt_fresh.pop();

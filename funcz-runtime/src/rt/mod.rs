@@ -24,6 +24,7 @@ mod donate;
 mod exit;
 mod inputs;
 mod meta;
+mod output;
 mod tracked;
 
 pub use chain::{replay, writeback};
@@ -35,6 +36,7 @@ pub use inputs::{
     write_back_owned, write_back_vec,
 };
 pub use meta::{MultiMeta, ViewMeta};
+pub use output::{output, output_root};
 pub use tracked::{
     Tracked, bind_view, bind_views, check_chain_copy, commit, commit_donated, commit_from,
     commit_root, donated_root, handle, meta_inplace, multi_view, resize_root, resize_view, sync,
