@@ -29,6 +29,7 @@
 //! assert_eq!(y.version(), 3); // one version bump per op, as unfused
 //! ```
 
+use std::cell::Cell;
 use std::sync::RwLockReadGuard;
 
 use crate::element::{Element, FloatElement};
@@ -908,6 +909,32 @@ pub fn fused_value<T: Element>(t: &mut Tensor<T>, f: Fusion<'_, T>) {
     }
 }
 
+thread_local! {
+    /// Fused passes run on this thread (see [`fused_passes`]).
+    static PASSES: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many times [`fused_root`] or [`fused_value`] took the one-pass
+/// path on this thread (for tests that check a chain was fused, not only
+/// that its result is right).
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// use funcz_runtime::rt::Fusion;
+/// let before = rt::fused_passes();
+/// let mut t = Tensor::<f32>::zeros(&[4]);
+/// rt::fused_value(&mut t, Fusion::new().add_(1.0).exp_());
+/// assert_eq!(rt::fused_passes(), before + 1);
+/// let odd = Tensor::<f32>::zeros(&[2, 2]).t(); // a strided operand:
+/// let mut u = Tensor::<f32>::zeros(&[2, 2]);
+/// rt::fused_value(&mut u, Fusion::new().add_(&odd)); // op by op
+/// assert_eq!(rt::fused_passes(), before + 1);
+/// ```
+#[doc(hidden)]
+pub fn fused_passes() -> u64 {
+    PASSES.with(Cell::get)
+}
+
 /// The checks of the fast path that do not depend on the value.
 fn fusable<T: Element>(f: &Fusion<'_, T>) -> bool {
     T::IS_FLOAT && !crate::trace::is_recording() && f.steps.iter().all(|s| s.block.is_some())
@@ -1132,5 +1159,6 @@ fn fused_pass<T: Element>(root: &Tensor<T>, steps: &[Step<'_, T>]) -> bool {
         }
         start = seg_end;
     }
+    PASSES.with(|p| p.set(p.get() + 1));
     true
 }
