@@ -22,6 +22,7 @@ mod create;
 mod display;
 mod dtype;
 mod elementwise;
+pub(crate) mod fused;
 mod indexed;
 mod inplace;
 mod kernel;

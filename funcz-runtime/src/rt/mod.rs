@@ -22,6 +22,7 @@
 mod chain;
 mod donate;
 mod exit;
+mod fuse;
 mod inputs;
 mod meta;
 mod output;
@@ -29,6 +30,7 @@ mod tracked;
 
 pub use chain::{replay, writeback};
 pub use donate::{can_donate, can_donate_alias, can_donate_elem, can_donate_root, donated};
+pub use fuse::{FuseArg, Fusion, IntoFuseArg, fused_passes, fused_root, fused_value};
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use inputs::{
     InputKey, check_fresh, check_inputs_disjoint, check_temp, detach_all, identity, input,

@@ -1,0 +1,1164 @@
+//! Fusion: a run of in-place elementwise ops on one functionalized value,
+//! executed as one pass over its buffer.
+//!
+//! In functionalized code each in-place op on a tracked root `y` becomes
+//! "update in place if [`can_donate_root`] allows, else compute the
+//! functional op and [`commit_root`]" — one pass over memory per op. A
+//! [`Fusion`] records a whole run of such ops (`y.mul_(1.01)`,
+//! `y.add_(&w)`, `y.relu_()`, ...) with their operands, and
+//! [`fused_root`] runs it: when nobody can observe the buffer, no trace is
+//! recording and every operand is a scalar or a contiguous tensor that
+//! broadcasts to `y` along a simple pattern (same shape, one element, a
+//! row, a column, or any contiguous run of `y`'s dimensions), it walks
+//! `y`'s buffer in blocks that fit the L1 cache and applies every step to
+//! a block before moving on, so each element is read and written once.
+//! Otherwise (and whenever a trace records) it runs the steps one by one
+//! exactly as the unfused code would. Either way the values (bit for bit),
+//! the panics, the trace, the storage versions and the [`Tracked`] state
+//! are those of the unfused code.
+//!
+//! ```
+//! use funcz_runtime::{Tensor, rt};
+//! use funcz_runtime::rt::{Fusion, Tracked};
+//! let w = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+//! let mut y = Tensor::<f32>::from_vec(vec![-1.0, 0.0, 1.0, 2.0, 3.0, 4.0], &[2, 3]);
+//! let mut s = Tracked::root(&y);
+//! // y.mul_(2.0); y.add_(&w); y.relu_(); as one pass:
+//! rt::fused_root(&mut y, &mut s, Fusion::new().mul_(2.0).add_(&w).relu_());
+//! assert_eq!(y.to_vec(), vec![0.0, 2.0, 5.0, 5.0, 8.0, 11.0]);
+//! assert_eq!(y.version(), 3); // one version bump per op, as unfused
+//! ```
+
+use std::cell::Cell;
+use std::sync::RwLockReadGuard;
+
+use crate::element::{Element, FloatElement};
+use crate::ops::fused::{self, BlockFn, Params, View};
+use crate::tensor::Tensor;
+
+use super::donate::{can_donate, can_donate_root, donated};
+use super::tracked::{Tracked, commit_root, donated_root};
+
+/// An operand of a [`Fusion`] step: a scalar, a borrowed tensor or a
+/// tensor the fusion owns (an owned operand such as `y.add_(w.mul(2.0))`
+/// lives as long as the fusion).
+pub enum FuseArg<'a, T: Element> {
+    /// A scalar, broadcast to every element.
+    Scalar(T),
+    /// A borrowed tensor.
+    Ref(&'a Tensor<T>),
+    /// An owned tensor.
+    Owned(Tensor<T>),
+}
+
+impl<T: Element> FuseArg<'_, T> {
+    /// The tensor, if the operand is one.
+    fn tensor(&self) -> Option<&Tensor<T>> {
+        match self {
+            FuseArg::Scalar(_) => None,
+            FuseArg::Ref(t) => Some(t),
+            FuseArg::Owned(t) => Some(t),
+        }
+    }
+}
+
+/// What a [`Fusion`] step accepts where the in-place op takes an
+/// [`Operand`](crate::Operand): a scalar `T`, a `&Tensor<T>` or an owned
+/// `Tensor<T>` (the same three types, so the same arguments type-check).
+///
+/// ```
+/// use funcz_runtime::Tensor;
+/// use funcz_runtime::rt::{FuseArg, IntoFuseArg};
+/// let t = Tensor::<f32>::zeros(&[2]);
+/// assert!(matches!(2.0f32.into_fuse_arg(), FuseArg::Scalar(2.0)));
+/// assert!(matches!((&t).into_fuse_arg(), FuseArg::Ref(_)));
+/// assert!(matches!(t.into_fuse_arg(), FuseArg::Owned(_)));
+/// ```
+pub trait IntoFuseArg<'a, T: Element> {
+    /// The operand.
+    fn into_fuse_arg(self) -> FuseArg<'a, T>;
+}
+
+impl<'a, T: Element> IntoFuseArg<'a, T> for T {
+    #[inline]
+    fn into_fuse_arg(self) -> FuseArg<'a, T> {
+        FuseArg::Scalar(self)
+    }
+}
+
+impl<'a, T: Element> IntoFuseArg<'a, T> for &'a Tensor<T> {
+    #[inline]
+    fn into_fuse_arg(self) -> FuseArg<'a, T> {
+        FuseArg::Ref(self)
+    }
+}
+
+impl<'a, T: Element> IntoFuseArg<'a, T> for Tensor<T> {
+    #[inline]
+    fn into_fuse_arg(self) -> FuseArg<'a, T> {
+        FuseArg::Owned(self)
+    }
+}
+
+/// Runs `$body` with `$o` bound to the operand `$arg` (a `&FuseArg`) as
+/// the type the tensor method takes: `T` or `&Tensor<T>`.
+macro_rules! with_op {
+    ($arg:expr, |$o:ident| $body:expr) => {
+        match $arg {
+            FuseArg::Scalar(v) => {
+                let $o = *v;
+                $body
+            }
+            FuseArg::Ref(t) => {
+                let $o: &Tensor<_> = t;
+                $body
+            }
+            FuseArg::Owned(t) => {
+                let $o: &Tensor<_> = t;
+                $body
+            }
+        }
+    };
+}
+
+/// The in-place op of a step, run on a value.
+type InplaceFn<'a, T> = fn(&Tensor<T>, &Step<'a, T>);
+/// The functional twin of a step, computing a fresh value.
+type FunctionalFn<'a, T> = fn(&Tensor<T>, &Step<'a, T>) -> Tensor<T>;
+
+/// One recorded in-place op.
+struct Step<'a, T: Element> {
+    /// The in-place method's name (`add_scaled_`), as generated code
+    /// passes it to [`donated_root`] and [`commit_root`].
+    op: &'static str,
+    /// The functional twin's method name (`add_scaled`).
+    func: &'static str,
+    a: Option<FuseArg<'a, T>>,
+    b: Option<FuseArg<'a, T>>,
+    p: Params<T>,
+    inplace: InplaceFn<'a, T>,
+    functional: FunctionalFn<'a, T>,
+    /// The block kernel; `None` if the step never fuses.
+    block: Option<BlockFn<T>>,
+}
+
+impl<'a, T: Element> Step<'a, T> {
+    fn a(&self) -> &FuseArg<'a, T> {
+        self.a
+            .as_ref()
+            .expect("funcz: internal: a fused step without its operand")
+    }
+
+    fn b(&self) -> &FuseArg<'a, T> {
+        self.b
+            .as_ref()
+            .expect("funcz: internal: a fused step without its operand")
+    }
+
+    /// The first operand as a tensor (`end`, `tensor1`).
+    fn at(&self) -> &Tensor<T> {
+        self.a()
+            .tensor()
+            .expect("funcz: internal: a fused step's tensor operand")
+    }
+
+    /// The second operand as a tensor (`tensor2`).
+    fn bt(&self) -> &Tensor<T> {
+        self.b()
+            .tensor()
+            .expect("funcz: internal: a fused step's tensor operand")
+    }
+}
+
+/// A run of in-place elementwise ops on one value, recorded to be run by
+/// [`fused_root`] (or [`fused_value`]) as one pass over the value's buffer.
+///
+/// Its methods are named like the in-place ops of [`Tensor`] and take the
+/// same arguments, so `y.mul_(1.01).add_(&w).relu_()` is recorded as
+/// `Fusion::new().mul_(1.01).add_(&w).relu_()`. Operands are evaluated
+/// when the fusion is built (before the first step runs); a borrowed
+/// operand must not be the value being updated (the borrow checker sees to
+/// that: the call also takes the value by `&mut`).
+///
+/// `Fusion::new()` takes its element type from the call it is passed to,
+/// so it can be built inside the call; [`Fusion::of`] names it from a
+/// tensor, for a fusion bound to a variable first (a call that takes `y`
+/// by `&mut` cannot also borrow `y` for `Fusion::of(&y)` in its argument
+/// list).
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// use funcz_runtime::rt::{Fusion, Tracked};
+/// let col = Tensor::<f64>::from_vec(vec![2.0, 4.0], &[2, 1]);
+/// let row_w = Tensor::from_vec(vec![1.0, 10.0], &[2]);
+/// let row_b = Tensor::from_vec(vec![0.5, 0.5], &[2]);
+/// let mut y = Tensor::<f64>::from_vec(vec![2.0, 4.0, 8.0, 16.0], &[2, 2]);
+/// let mut s = Tracked::root(&y);
+/// let f = Fusion::of(&y).div_(&col).mul_(&row_w).add_(&row_b);
+/// assert_eq!(f.ops(), vec!["div_", "mul_", "add_"]);
+/// rt::fused_root(&mut y, &mut s, f);
+/// assert_eq!(y.to_vec(), vec![1.5, 20.5, 2.5, 40.5]);
+/// ```
+pub struct Fusion<'a, T: Element> {
+    steps: Vec<Step<'a, T>>,
+}
+
+impl<T: Element> std::fmt::Debug for Fusion<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fusion").field("ops", &self.ops()).finish()
+    }
+}
+
+impl<T: Element> Default for Fusion<'_, T> {
+    fn default() -> Self {
+        Fusion::new()
+    }
+}
+
+impl<'a, T: Element> Fusion<'a, T> {
+    /// An empty fusion; its element type is inferred from its use.
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// use funcz_runtime::rt::{self, Fusion};
+    /// let mut y = Tensor::<f32>::from_vec(vec![1.0, -2.0], &[2]);
+    /// rt::fused_value(&mut y, Fusion::new().abs_().sqrt_());
+    /// assert_eq!(y.to_vec(), vec![1.0, 2.0f32.sqrt()]);
+    /// ```
+    pub fn new() -> Self {
+        Fusion { steps: Vec::new() }
+    }
+
+    /// An empty fusion for values like `like` (only its element type is
+    /// taken: the fusion does not borrow `like`).
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// use funcz_runtime::rt::Fusion;
+    /// let y = Tensor::<f64>::zeros(&[3]);
+    /// let f = Fusion::of(&y).add_(1.0).neg_();
+    /// drop(y); // not borrowed
+    /// assert_eq!(f.len(), 2);
+    /// ```
+    pub fn of(like: &Tensor<T>) -> Self {
+        let _ = like;
+        Fusion::new()
+    }
+
+    /// The number of recorded steps.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::Fusion;
+    /// assert_eq!(Fusion::<f32>::new().relu_().len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// True if no step is recorded.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::Fusion;
+    /// assert!(Fusion::<f32>::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// The in-place ops recorded, in order (method names).
+    ///
+    /// ```
+    /// use funcz_runtime::rt::Fusion;
+    /// let f = Fusion::<f32>::new().add_scaled_(1.0, 2.0).clamp_min_(0.0);
+    /// assert_eq!(f.ops(), vec!["add_scaled_", "clamp_min_"]);
+    /// ```
+    pub fn ops(&self) -> Vec<&'static str> {
+        self.steps.iter().map(|s| s.op).collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn step(
+        mut self,
+        op: &'static str,
+        func: &'static str,
+        a: Option<FuseArg<'a, T>>,
+        b: Option<FuseArg<'a, T>>,
+        p: Params<T>,
+        inplace: InplaceFn<'a, T>,
+        functional: FunctionalFn<'a, T>,
+        block: Option<BlockFn<T>>,
+    ) -> Self {
+        self.steps.push(Step {
+            op,
+            func,
+            a,
+            b,
+            p,
+            inplace,
+            functional,
+            block,
+        });
+        self
+    }
+
+    /// A step with no operand and no parameter.
+    #[inline]
+    fn unary(
+        self,
+        op: &'static str,
+        func: &'static str,
+        inplace: InplaceFn<'a, T>,
+        functional: FunctionalFn<'a, T>,
+        block: BlockFn<T>,
+    ) -> Self {
+        self.step(
+            op,
+            func,
+            None,
+            None,
+            Params::default(),
+            inplace,
+            functional,
+            Some(block),
+        )
+    }
+
+    /// [`Tensor::add_`]: `self += other`.
+    pub fn add_(self, other: impl IntoFuseArg<'a, T>) -> Self {
+        self.step(
+            "add_",
+            "add",
+            Some(other.into_fuse_arg()),
+            None,
+            Params::default(),
+            |t, s| drop(with_op!(s.a(), |o| t.add_(o))),
+            |t, s| with_op!(s.a(), |o| t.add(o)),
+            Some(fused::add::<T>),
+        )
+    }
+
+    /// [`Tensor::sub_`]: `self -= other`.
+    pub fn sub_(self, other: impl IntoFuseArg<'a, T>) -> Self {
+        self.step(
+            "sub_",
+            "sub",
+            Some(other.into_fuse_arg()),
+            None,
+            Params::default(),
+            |t, s| drop(with_op!(s.a(), |o| t.sub_(o))),
+            |t, s| with_op!(s.a(), |o| t.sub(o)),
+            Some(fused::sub::<T>),
+        )
+    }
+
+    /// [`Tensor::mul_`]: `self *= other`.
+    pub fn mul_(self, other: impl IntoFuseArg<'a, T>) -> Self {
+        self.step(
+            "mul_",
+            "mul",
+            Some(other.into_fuse_arg()),
+            None,
+            Params::default(),
+            |t, s| drop(with_op!(s.a(), |o| t.mul_(o))),
+            |t, s| with_op!(s.a(), |o| t.mul(o)),
+            Some(fused::mul::<T>),
+        )
+    }
+
+    /// [`Tensor::div_`]: `self /= other` (integer divisions never fuse:
+    /// they check their divisor first).
+    pub fn div_(self, other: impl IntoFuseArg<'a, T>) -> Self {
+        self.step(
+            "div_",
+            "div",
+            Some(other.into_fuse_arg()),
+            None,
+            Params::default(),
+            |t, s| drop(with_op!(s.a(), |o| t.div_(o))),
+            |t, s| with_op!(s.a(), |o| t.div(o)),
+            Some(fused::div::<T>),
+        )
+    }
+
+    /// [`Tensor::add_scaled_`]: `self += alpha * other`.
+    pub fn add_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
+        self.step(
+            "add_scaled_",
+            "add_scaled",
+            Some(other.into_fuse_arg()),
+            None,
+            Params {
+                s0: alpha,
+                ..Params::default()
+            },
+            |t, s| drop(with_op!(s.a(), |o| t.add_scaled_(o, s.p.s0))),
+            |t, s| with_op!(s.a(), |o| t.add_scaled(o, s.p.s0)),
+            Some(fused::add_scaled::<T>),
+        )
+    }
+
+    /// [`Tensor::sub_scaled_`]: `self -= alpha * other`.
+    pub fn sub_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
+        self.step(
+            "sub_scaled_",
+            "sub_scaled",
+            Some(other.into_fuse_arg()),
+            None,
+            Params {
+                s0: alpha,
+                ..Params::default()
+            },
+            |t, s| drop(with_op!(s.a(), |o| t.sub_scaled_(o, s.p.s0))),
+            |t, s| with_op!(s.a(), |o| t.sub_scaled(o, s.p.s0)),
+            Some(fused::sub_scaled::<T>),
+        )
+    }
+
+    /// [`Tensor::neg_`].
+    pub fn neg_(self) -> Self {
+        self.unary(
+            "neg_",
+            "neg",
+            |t, _| drop(t.neg_()),
+            |t, _| t.neg(),
+            fused::neg::<T>,
+        )
+    }
+
+    /// [`Tensor::abs_`].
+    pub fn abs_(self) -> Self {
+        self.unary(
+            "abs_",
+            "abs",
+            |t, _| drop(t.abs_()),
+            |t, _| t.abs(),
+            fused::abs::<T>,
+        )
+    }
+
+    /// [`Tensor::relu_`].
+    pub fn relu_(self) -> Self {
+        self.unary(
+            "relu_",
+            "relu",
+            |t, _| drop(t.relu_()),
+            |t, _| t.relu(),
+            fused::relu::<T>,
+        )
+    }
+
+    /// [`Tensor::sign_`].
+    pub fn sign_(self) -> Self {
+        self.unary(
+            "sign_",
+            "sign",
+            |t, _| drop(t.sign_()),
+            |t, _| t.sign(),
+            fused::sign::<T>,
+        )
+    }
+
+    /// [`Tensor::zero_`].
+    pub fn zero_(self) -> Self {
+        self.unary(
+            "zero_",
+            "zero",
+            |t, _| drop(t.zero_()),
+            |t, _| t.zero(),
+            fused::zero::<T>,
+        )
+    }
+
+    /// [`Tensor::fill_`].
+    pub fn fill_(self, value: T) -> Self {
+        self.step(
+            "fill_",
+            "fill",
+            None,
+            None,
+            Params {
+                s0: value,
+                ..Params::default()
+            },
+            |t, s| drop(t.fill_(s.p.s0)),
+            |t, s| t.fill(s.p.s0),
+            Some(fused::fill::<T>),
+        )
+    }
+
+    /// [`Tensor::clamp_`]: either bound may be `None` (both `None` panics
+    /// as the op does, when the step runs).
+    pub fn clamp_(self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Self {
+        let (lo, hi) = (min.into(), max.into());
+        self.step(
+            "clamp_",
+            "clamp",
+            None,
+            None,
+            Params {
+                lo,
+                hi,
+                ..Params::default()
+            },
+            |t, s| drop(t.clamp_(s.p.lo, s.p.hi)),
+            |t, s| t.clamp(s.p.lo, s.p.hi),
+            // Without a bound the op panics: never fused.
+            (lo.is_some() || hi.is_some()).then_some(fused::clamp::<T> as BlockFn<T>),
+        )
+    }
+
+    /// [`Tensor::clamp_min_`].
+    pub fn clamp_min_(self, min: T) -> Self {
+        self.step(
+            "clamp_min_",
+            "clamp_min",
+            None,
+            None,
+            Params {
+                s0: min,
+                ..Params::default()
+            },
+            |t, s| drop(t.clamp_min_(s.p.s0)),
+            |t, s| t.clamp_min(s.p.s0),
+            Some(fused::clamp_min::<T>),
+        )
+    }
+
+    /// [`Tensor::clamp_max_`].
+    pub fn clamp_max_(self, max: T) -> Self {
+        self.step(
+            "clamp_max_",
+            "clamp_max",
+            None,
+            None,
+            Params {
+                s0: max,
+                ..Params::default()
+            },
+            |t, s| drop(t.clamp_max_(s.p.s0)),
+            |t, s| t.clamp_max(s.p.s0),
+            Some(fused::clamp_max::<T>),
+        )
+    }
+}
+
+impl<'a, T: FloatElement> Fusion<'a, T> {
+    /// [`Tensor::hardtanh_`].
+    pub fn hardtanh_(self, min_val: T, max_val: T) -> Self {
+        self.step(
+            "hardtanh_",
+            "hardtanh",
+            None,
+            None,
+            Params {
+                s0: min_val,
+                s1: max_val,
+                ..Params::default()
+            },
+            |t, s| drop(t.hardtanh_(s.p.s0, s.p.s1)),
+            |t, s| t.hardtanh(s.p.s0, s.p.s1),
+            Some(fused::hardtanh::<T>),
+        )
+    }
+
+    /// [`Tensor::sqrt_`].
+    pub fn sqrt_(self) -> Self {
+        self.unary(
+            "sqrt_",
+            "sqrt",
+            |t, _| drop(t.sqrt_()),
+            |t, _| t.sqrt(),
+            fused::sqrt::<T>,
+        )
+    }
+
+    /// [`Tensor::rsqrt_`].
+    pub fn rsqrt_(self) -> Self {
+        self.unary(
+            "rsqrt_",
+            "rsqrt",
+            |t, _| drop(t.rsqrt_()),
+            |t, _| t.rsqrt(),
+            fused::rsqrt::<T>,
+        )
+    }
+
+    /// [`Tensor::reciprocal_`].
+    pub fn reciprocal_(self) -> Self {
+        self.unary(
+            "reciprocal_",
+            "reciprocal",
+            |t, _| drop(t.reciprocal_()),
+            |t, _| t.reciprocal(),
+            fused::reciprocal::<T>,
+        )
+    }
+
+    /// [`Tensor::exp_`].
+    pub fn exp_(self) -> Self {
+        self.unary(
+            "exp_",
+            "exp",
+            |t, _| drop(t.exp_()),
+            |t, _| t.exp(),
+            fused::exp::<T>,
+        )
+    }
+
+    /// [`Tensor::log_`].
+    pub fn log_(self) -> Self {
+        self.unary(
+            "log_",
+            "log",
+            |t, _| drop(t.log_()),
+            |t, _| t.log(),
+            fused::log::<T>,
+        )
+    }
+
+    /// [`Tensor::sigmoid_`].
+    pub fn sigmoid_(self) -> Self {
+        self.unary(
+            "sigmoid_",
+            "sigmoid",
+            |t, _| drop(t.sigmoid_()),
+            |t, _| t.sigmoid(),
+            fused::sigmoid::<T>,
+        )
+    }
+
+    /// [`Tensor::tanh_`].
+    pub fn tanh_(self) -> Self {
+        self.unary(
+            "tanh_",
+            "tanh",
+            |t, _| drop(t.tanh_()),
+            |t, _| t.tanh(),
+            fused::tanh::<T>,
+        )
+    }
+
+    /// [`Tensor::sin_`].
+    pub fn sin_(self) -> Self {
+        self.unary(
+            "sin_",
+            "sin",
+            |t, _| drop(t.sin_()),
+            |t, _| t.sin(),
+            fused::sin::<T>,
+        )
+    }
+
+    /// [`Tensor::cos_`].
+    pub fn cos_(self) -> Self {
+        self.unary(
+            "cos_",
+            "cos",
+            |t, _| drop(t.cos_()),
+            |t, _| t.cos(),
+            fused::cos::<T>,
+        )
+    }
+
+    /// [`Tensor::erf_`].
+    pub fn erf_(self) -> Self {
+        self.unary(
+            "erf_",
+            "erf",
+            |t, _| drop(t.erf_()),
+            |t, _| t.erf(),
+            fused::erf::<T>,
+        )
+    }
+
+    /// [`Tensor::floor_`].
+    pub fn floor_(self) -> Self {
+        self.unary(
+            "floor_",
+            "floor",
+            |t, _| drop(t.floor_()),
+            |t, _| t.floor(),
+            fused::floor::<T>,
+        )
+    }
+
+    /// [`Tensor::round_`].
+    pub fn round_(self) -> Self {
+        self.unary(
+            "round_",
+            "round",
+            |t, _| drop(t.round_()),
+            |t, _| t.round(),
+            fused::round::<T>,
+        )
+    }
+
+    /// [`Tensor::pow_`]: a scalar or a tensor exponent.
+    pub fn pow_(self, exponent: impl IntoFuseArg<'a, T>) -> Self {
+        let e = exponent.into_fuse_arg();
+        let (p, block) = match e {
+            FuseArg::Scalar(v) => (
+                Params {
+                    s0: v,
+                    ..Params::default()
+                },
+                fused::pow_scalar::<T> as BlockFn<T>,
+            ),
+            _ => (Params::default(), fused::pow::<T> as BlockFn<T>),
+        };
+        self.step(
+            "pow_",
+            "pow",
+            Some(e),
+            None,
+            p,
+            |t, s| drop(with_op!(s.a(), |o| t.pow_(o))),
+            |t, s| with_op!(s.a(), |o| t.pow(o)),
+            Some(block),
+        )
+    }
+
+    /// [`Tensor::addcmul_`]: `self += value * tensor1 * tensor2`.
+    pub fn addcmul_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
+        self.step(
+            "addcmul_",
+            "addcmul",
+            Some(FuseArg::Ref(tensor1)),
+            Some(FuseArg::Ref(tensor2)),
+            Params {
+                s0: value,
+                ..Params::default()
+            },
+            |t, s| drop(t.addcmul_(s.at(), s.bt(), s.p.s0)),
+            |t, s| t.addcmul(s.at(), s.bt(), s.p.s0),
+            Some(fused::addcmul::<T>),
+        )
+    }
+
+    /// [`Tensor::addcdiv_`]: `self += value * tensor1 / tensor2`.
+    pub fn addcdiv_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
+        self.step(
+            "addcdiv_",
+            "addcdiv",
+            Some(FuseArg::Ref(tensor1)),
+            Some(FuseArg::Ref(tensor2)),
+            Params {
+                s0: value,
+                ..Params::default()
+            },
+            |t, s| drop(t.addcdiv_(s.at(), s.bt(), s.p.s0)),
+            |t, s| t.addcdiv(s.at(), s.bt(), s.p.s0),
+            Some(fused::addcdiv::<T>),
+        )
+    }
+
+    /// [`Tensor::addcmul1_`]: `self += tensor1 * tensor2`.
+    pub fn addcmul1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
+        self.step(
+            "addcmul1_",
+            "addcmul1",
+            Some(FuseArg::Ref(tensor1)),
+            Some(FuseArg::Ref(tensor2)),
+            Params::default(),
+            |t, s| drop(t.addcmul1_(s.at(), s.bt())),
+            |t, s| t.addcmul1(s.at(), s.bt()),
+            Some(fused::addcmul1::<T>),
+        )
+    }
+
+    /// [`Tensor::addcdiv1_`]: `self += tensor1 / tensor2`.
+    pub fn addcdiv1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
+        self.step(
+            "addcdiv1_",
+            "addcdiv1",
+            Some(FuseArg::Ref(tensor1)),
+            Some(FuseArg::Ref(tensor2)),
+            Params::default(),
+            |t, s| drop(t.addcdiv1_(s.at(), s.bt())),
+            |t, s| t.addcdiv1(s.at(), s.bt()),
+            Some(fused::addcdiv1::<T>),
+        )
+    }
+
+    /// [`Tensor::lerp_`]: toward `end` by a scalar or tensor `weight`.
+    pub fn lerp_(self, end: &'a Tensor<T>, weight: impl IntoFuseArg<'a, T>) -> Self {
+        let w = weight.into_fuse_arg();
+        let (p, b, block) = match w {
+            FuseArg::Scalar(v) => (
+                Params {
+                    s0: v,
+                    ..Params::default()
+                },
+                // The weight stays the step's second operand for the
+                // unfused ops; the block kernel reads it from `p`.
+                Some(FuseArg::Scalar(v)),
+                fused::lerp_scalar::<T> as BlockFn<T>,
+            ),
+            w => (Params::default(), Some(w), fused::lerp::<T> as BlockFn<T>),
+        };
+        self.step(
+            "lerp_",
+            "lerp",
+            Some(FuseArg::Ref(end)),
+            b,
+            p,
+            |t, s| drop(with_op!(s.b(), |w| t.lerp_(s.at(), w))),
+            |t, s| with_op!(s.b(), |w| t.lerp(s.at(), w)),
+            Some(block),
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------
+// running a fusion
+
+/// Updates the tracked root `root` (state `state`) by the steps of `f`,
+/// as generated code would run them one by one:
+///
+/// ```text
+/// if can_donate_root(&y, &s) { y.OP_(args); donated_root("OP_", "OP", &mut y, &mut s); }
+/// else { let new = y.OP(args); commit_root("OP_", &mut y, &mut s, new); }
+/// ```
+///
+/// and with the same observable result: values bit for bit, panics (after
+/// the steps before the failing one have run), storage versions, trace
+/// and `state`. When no trace is recording, `root` may be updated in its
+/// own buffer, the element type is a float, and every tensor operand is
+/// contiguous, in another storage and broadcasts to `root` by a simple
+/// pattern, all steps run in one blocked pass over the buffer.
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// use funcz_runtime::rt::{Fusion, Tracked};
+/// let caller = Tensor::<f32>::from_vec(vec![1.0, -4.0, 9.0], &[3]);
+/// let w = Tensor::from_vec(vec![1.0, 1.0, 1.0], &[3]);
+/// // A mutated input updated in the caller's buffer, written back at exit.
+/// let mut x = rt::input(&caller);
+/// let mut s = Tracked::input(&x);
+/// rt::fused_root(&mut x, &mut s, Fusion::new().sub_(&w).abs_().sqrt_());
+/// rt::write_back(&caller, &x);
+/// assert_eq!(caller.to_vec(), vec![0.0, 5.0f32.sqrt(), 8.0f32.sqrt()]);
+/// assert_eq!(rt::version(&caller), 3);
+/// ```
+#[track_caller]
+pub fn fused_root<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, f: Fusion<'_, T>) {
+    if f.steps.is_empty() {
+        return;
+    }
+    if fusable(&f)
+        && can_donate_root(root, state)
+        && !state.original_overlaps()
+        && fused_pass(root, &f.steps)
+    {
+        for s in &f.steps {
+            donated_root(s.op, s.func, root, state);
+        }
+        return;
+    }
+    // One by one; each step (and an operand it owns) is dropped after it
+    // ran, as the unfused code drops its argument.
+    for s in f.steps {
+        if can_donate_root(root, state) {
+            (s.inplace)(root, &s);
+            donated_root(s.op, s.func, root, state);
+        } else {
+            let new = (s.functional)(root, &s);
+            commit_root(s.op, root, state, new);
+        }
+    }
+}
+
+/// [`fused_root`] for a fresh value with no tracked state (a temporary
+/// generated code updates in place when [`can_donate`] allows, and
+/// replaces by the functional op's result otherwise):
+///
+/// ```text
+/// if can_donate(&t) { t.OP_(args); donated("OP", &mut t); } else { t = t.OP(args); }
+/// ```
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// use funcz_runtime::rt::Fusion;
+/// let x = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
+/// let mut t = x.mul(3.0); // fresh: updated in its own buffer
+/// rt::fused_value(&mut t, Fusion::new().add_(1.0).div_(2.0));
+/// assert_eq!(t.to_vec(), vec![2.0, 3.5]);
+/// let mut v = x.shallow_clone(); // shared: replaced, `x` unchanged
+/// rt::fused_value(&mut v, Fusion::new().neg_());
+/// assert_eq!((v.to_vec(), x.to_vec()), (vec![-1.0, -2.0], vec![1.0, 2.0]));
+/// ```
+#[track_caller]
+pub fn fused_value<T: Element>(t: &mut Tensor<T>, f: Fusion<'_, T>) {
+    if f.steps.is_empty() {
+        return;
+    }
+    if fusable(&f) && can_donate(t) && fused_pass(t, &f.steps) {
+        for s in &f.steps {
+            donated(s.func, t);
+        }
+        return;
+    }
+    for s in f.steps {
+        if can_donate(t) {
+            (s.inplace)(t, &s);
+            donated(s.func, t);
+        } else {
+            *t = (s.functional)(t, &s);
+        }
+    }
+}
+
+thread_local! {
+    /// Fused passes run on this thread (see [`fused_passes`]).
+    static PASSES: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many times [`fused_root`] or [`fused_value`] took the one-pass
+/// path on this thread (for tests that check a chain was fused, not only
+/// that its result is right).
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// use funcz_runtime::rt::Fusion;
+/// let before = rt::fused_passes();
+/// let mut t = Tensor::<f32>::zeros(&[4]);
+/// rt::fused_value(&mut t, Fusion::new().add_(1.0).exp_());
+/// assert_eq!(rt::fused_passes(), before + 1);
+/// let odd = Tensor::<f32>::zeros(&[2, 2]).t(); // a strided operand:
+/// let mut u = Tensor::<f32>::zeros(&[2, 2]);
+/// rt::fused_value(&mut u, Fusion::new().add_(&odd)); // op by op
+/// assert_eq!(rt::fused_passes(), before + 1);
+/// ```
+#[doc(hidden)]
+pub fn fused_passes() -> u64 {
+    PASSES.with(Cell::get)
+}
+
+/// The checks of the fast path that do not depend on the value.
+fn fusable<T: Element>(f: &Fusion<'_, T>) -> bool {
+    T::IS_FLOAT && !crate::trace::is_recording() && f.steps.iter().all(|s| s.block.is_some())
+}
+
+/// Elements per block: about 8 KiB of each stream, so that the root's
+/// block and a few operands' stay in L1 while every step runs over them.
+const BLOCK_BYTES: usize = 8 << 10;
+
+/// Operands that repeat with a shorter period than this (a short row, a
+/// column against few columns) are gathered into a block-long buffer
+/// instead of cutting blocks at their period.
+const MIN_RUN: usize = 256;
+
+/// How a tensor operand maps onto the root's elements (row-major index
+/// `i`): element `(i / inner) % period` of its contiguous buffer.
+#[derive(Clone, Copy)]
+struct Pattern {
+    inner: usize,
+    period: usize,
+}
+
+/// How `op` broadcasts to `shape` for the fused pass: `Some(None)` for one
+/// element (a scalar), `Some(Some(pattern))` for a contiguous operand whose
+/// non-broadcast dimensions are one contiguous run of `shape`'s, `None`
+/// otherwise (including operands that do not broadcast to `shape` at all:
+/// the unfused ops then panic as they should).
+fn pattern<T: Element>(op: &Tensor<T>, shape: &[usize]) -> Option<Option<Pattern>> {
+    let os = op.shape();
+    let (n, k) = (shape.len(), os.len());
+    if k > n {
+        return None;
+    }
+    let aligned = |d: usize| if d >= n - k { os[d - (n - k)] } else { 1 };
+    for (d, &s) in shape.iter().enumerate() {
+        let o = aligned(d);
+        if o != s && o != 1 {
+            return None;
+        }
+    }
+    let numel = op.numel();
+    if numel == 1 {
+        return Some(None);
+    }
+    if numel == 0 || !op.is_contiguous() {
+        return None;
+    }
+    // The dimensions the operand does not broadcast along (size > 1 in
+    // both) must be one run, with nothing broadcast inside it.
+    let real = |d: usize| aligned(d) != 1;
+    let first = (0..n).find(|&d| real(d))?;
+    let last = (0..n).rev().find(|&d| real(d))?;
+    if (first..=last).any(|d| !real(d) && shape[d] != 1) {
+        return None;
+    }
+    Some(Some(Pattern {
+        inner: shape[last + 1..].iter().product(),
+        period: numel,
+    }))
+}
+
+/// An operand resolved for the pass.
+enum Src<'g, T> {
+    None,
+    Scalar(T),
+    /// The operand's elements, its pattern, and the scratch buffer it is
+    /// gathered into per block (if its pattern repeats within a block).
+    Seg(&'g [T], Pattern, Option<usize>),
+}
+
+impl<'g, T: Element> Src<'g, T> {
+    /// The operand over the block `[s, s + len)`.
+    #[inline]
+    fn view<'v>(&'v self, s: usize, len: usize, scratch: &'v [Vec<T>]) -> View<'v, T> {
+        match *self {
+            Src::None => View::None,
+            Src::Scalar(v) => View::Scalar(v),
+            Src::Seg(_, _, Some(i)) => View::Slice(&scratch[i][..len]),
+            Src::Seg(d, Pattern { inner: 1, period }, None) => {
+                let o = s % period;
+                View::Slice(&d[o..o + len])
+            }
+            Src::Seg(d, Pattern { inner, period }, None) => View::Scalar(d[(s / inner) % period]),
+        }
+    }
+
+    /// Fills its scratch buffer for the block `[s, s + len)`.
+    fn gather(&self, s: usize, len: usize, scratch: &mut [Vec<T>]) {
+        let Src::Seg(d, Pattern { inner, period }, Some(i)) = *self else {
+            return;
+        };
+        let out = &mut scratch[i][..len];
+        let mut j = 0;
+        if inner == 1 {
+            let mut o = s % period;
+            while j < len {
+                let m = (period - o).min(len - j);
+                out[j..j + m].copy_from_slice(&d[o..o + m]);
+                j += m;
+                o = 0;
+            }
+        } else {
+            let mut k = (s / inner) % period;
+            let mut r = inner - s % inner;
+            while j < len {
+                let m = r.min(len - j);
+                out[j..j + m].fill(d[k]);
+                j += m;
+                k = if k + 1 == period { 0 } else { k + 1 };
+                r = inner;
+            }
+        }
+    }
+}
+
+/// Runs `steps` on `root` in one blocked pass if every operand allows it;
+/// returns false (having done nothing) otherwise. `root` must be
+/// contiguous from offset 0 and held by nobody who could observe it. Bumps
+/// `root`'s version once per step, as the unfused ops do.
+fn fused_pass<T: Element>(root: &Tensor<T>, steps: &[Step<'_, T>]) -> bool {
+    let shape = root.shape();
+    let n = root.numel();
+    if n == 0 || !root.is_contiguous() || root.layout.offset != 0 {
+        return false;
+    }
+    // Classify every tensor operand first.
+    let mut pats: Vec<[Option<Option<Pattern>>; 2]> = Vec::with_capacity(steps.len());
+    let mut tensors: Vec<&Tensor<T>> = Vec::new();
+    for s in steps {
+        let mut pp = [None, None];
+        for (slot, arg) in [&s.a, &s.b].into_iter().enumerate() {
+            if let Some(t) = arg.as_ref().and_then(FuseArg::tensor) {
+                if t.same_storage(root) {
+                    return false;
+                }
+                let Some(p) = pattern(t, shape) else {
+                    return false;
+                };
+                pp[slot] = Some(p);
+                tensors.push(t);
+            }
+        }
+        pats.push(pp);
+    }
+    // Read-lock each operand storage once, in address order (the order
+    // every kernel locks in); nobody else can lock `root`'s.
+    tensors.sort_unstable_by_key(|t| t.storage_key());
+    tensors.dedup_by_key(|t| t.storage_key());
+    let guards: Vec<(usize, RwLockReadGuard<'_, Vec<T>>)> = tensors
+        .iter()
+        .map(|t| (t.storage_key(), t.storage.read()))
+        .collect();
+    let data_of = |t: &Tensor<T>| -> &[T] {
+        let key = t.storage_key();
+        let g = &guards
+            .iter()
+            .find(|(k, _)| *k == key)
+            .expect("funcz: internal: every operand storage is locked")
+            .1;
+        &g[t.layout.offset..t.layout.offset + t.numel()]
+    };
+    // Blocks never cross a multiple of the shortest long period: operands
+    // with a longer one are then a slice or a scalar in every block.
+    let block = (BLOCK_BYTES / std::mem::size_of::<T>()).max(MIN_RUN);
+    let granule = |p: &Pattern| if p.inner == 1 { p.period } else { p.inner };
+    let seg = pats
+        .iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .map(granule)
+        .filter(|&g| g >= MIN_RUN)
+        .min()
+        .unwrap_or(n);
+    let mut nscratch = 0;
+    let mut srcs: Vec<[Src<'_, T>; 2]> = Vec::with_capacity(steps.len());
+    for (s, pp) in steps.iter().zip(&pats) {
+        let mut out = [Src::None, Src::None];
+        for (slot, arg) in [&s.a, &s.b].into_iter().enumerate() {
+            out[slot] = match (arg, pp[slot]) {
+                (None, _) => Src::None,
+                (Some(FuseArg::Scalar(v)), _) => Src::Scalar(*v),
+                (Some(a), Some(None)) => Src::Scalar(data_of(a.tensor().expect("tensor"))[0]),
+                (Some(a), Some(Some(p))) => {
+                    let g = granule(&p);
+                    let gather = (g < MIN_RUN && g < n).then(|| {
+                        nscratch += 1;
+                        nscratch - 1
+                    });
+                    Src::Seg(data_of(a.tensor().expect("tensor")), p, gather)
+                }
+                (Some(_), None) => unreachable!("funcz: internal: tensor operands are classified"),
+            };
+        }
+        srcs.push(out);
+    }
+    let mut scratch: Vec<Vec<T>> = vec![vec![T::zero(); block.min(n)]; nscratch];
+    // One version bump per step, as the unfused ops.
+    for _ in 1..steps.len() {
+        drop(root.storage.write());
+    }
+    let mut w = root.storage.write();
+    let data = &mut w[..n];
+    let mut start = 0;
+    while start < n {
+        let seg_end = (start + seg).min(n);
+        let mut s = start;
+        while s < seg_end {
+            let e = (s + block).min(seg_end);
+            let len = e - s;
+            for src in srcs.iter().flatten() {
+                src.gather(s, len, &mut scratch);
+            }
+            let x = &mut data[s..e];
+            for (step, [a, b]) in steps.iter().zip(&srcs) {
+                let k = step
+                    .block
+                    .expect("funcz: internal: a fused step has a kernel");
+                k(x, a.view(s, len, &scratch), b.view(s, len, &scratch), &step.p);
+            }
+            s = e;
+        }
+        start = seg_end;
+    }
+    PASSES.with(|p| p.set(p.get() + 1));
+    true
+}
