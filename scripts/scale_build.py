@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Times the build of one long function with and without #[functionalize]
+(issue 11, item 9: "5,000-statement bodies compile (debug and release)
+within 2x of the unannotated function's build time"), and of a crate of 50
+small functions (issue 14, item 4: "within 1.3x"): `scale_build.py many`.
+
+Writes a scratch crate (default /tmp/funcz-scale) that depends on this
+checkout, builds its dependencies once, then times `cargo build` of the
+crate alone in each profile for: the unannotated function, and the same
+body under #[functionalize] and #[functionalize(remove =
+"mutations_and_views")]. Prints seconds and ratios. Run from the
+repository root: python3 scripts/scale_build.py [statements] [dir]."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+MANY = len(sys.argv) > 1 and sys.argv[1] == "many"
+N = 50 if MANY else int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+DIR = sys.argv[2] if len(sys.argv) > 2 else "/tmp/funcz-scale"
+ROOT = os.path.abspath(".")
+
+
+def body(n):
+    """n statements cycling through what ported code does: in-place ops on
+    an input, a view of it mutated, functional ops on locals, reads."""
+    out = []
+    for i in range(n):
+        k = i % 5
+        if k == 0:
+            out.append(f"    x.mul_(1.0001).add_(w);")
+        elif k == 1:
+            out.append(f"    let v{i} = x.narrow(0, {i % 4}, 1);")
+        elif k == 2:
+            out.append(f"    v{i - 1}.sub_(0.5);")
+        elif k == 3:
+            out.append(f"    let s{i} = (&*x * 2.0).sum();")
+        else:
+            out.append(f"    acc.add_(&s{i - 1});")
+    return "\n".join(out)
+
+
+SMALL = """    let h = x.matmul(w);
+    let b = h.clone();
+    b.narrow(0, 0, 2).add_(1.0);
+    let r = b.select(0, 0);
+    r.mul_(2.0).add_(3.0);
+    b.t().select(0, 1).fill_(7.0);
+    for i in 0..n {
+        b.select(0, i % 2).mul_(1.5);
+    }
+    if n > 3 {
+        b.relu_();
+    } else {
+        b.clamp_(-1.0, 1.0);
+    }
+    cache.narrow(0, n % 4, 1).copy_(&b.narrow(0, 0, 1));
+    for (p, g) in params.iter_mut().zip(grads.iter()) {
+        p.sub_(&(g * 0.1));
+    }
+    let z = &b + &r;
+    x.add_(&z.mean());
+    z.sum()"""
+
+
+def functions(attr):
+    if not MANY:
+        return f"""{attr}
+pub fn long(x: &mut Tensor, w: &Tensor, acc: &mut Tensor) -> Tensor {{
+{body(N)}
+    x.sum()
+}}
+"""
+    return "\n".join(
+        f"""{attr}
+pub fn small{i}(x: &mut Tensor, w: &Tensor, cache: &mut Tensor, params: &mut [Tensor], grads: &[Tensor], n: usize) -> Tensor {{
+{SMALL}
+}}
+"""
+        for i in range(N)
+    )
+
+
+def write(attr):
+    src = os.path.join(DIR, "src")
+    os.makedirs(src, exist_ok=True)
+    with open(os.path.join(DIR, "Cargo.toml"), "w") as f:
+        f.write(f"""[package]
+name = "funcz-scale"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+funcz = {{ path = "{ROOT}" }}
+
+[workspace]
+""")
+    with open(os.path.join(src, "lib.rs"), "w") as f:
+        f.write("use funcz::Tensor;\n\n" + functions(attr))
+
+
+def build(profile):
+    args = ["cargo", "build", "-q", "-p", "funcz-scale"]
+    if profile == "release":
+        args.append("--release")
+    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(DIR, "target"))
+    t = time.time()
+    subprocess.run(args, cwd=DIR, env=env, check=True)
+    return time.time() - t
+
+
+def main():
+    shutil.rmtree(os.path.join(DIR, "src"), ignore_errors=True)
+    variants = [
+        ("original", ""),
+        ("mutations", "#[funcz::functionalize]"),
+        ("mutations_and_views", '#[funcz::functionalize(remove = "mutations_and_views")]'),
+    ]
+    print(f"{N} small functions" if MANY else f"{N} statements")
+    for profile in ["debug", "release"]:
+        write("")
+        build(profile)  # dependencies, once
+        times = {}
+        for name, attr in variants:
+            write(attr)
+            # touch so cargo rebuilds the crate
+            os.utime(os.path.join(DIR, "src", "lib.rs"))
+            times[name] = build(profile)
+        base = times["original"]
+        for name, t in times.items():
+            print(f"{profile:8} {name:20} {t:8.1f} s  {t / base:5.2f}x")
+
+
+main()
