@@ -9,8 +9,10 @@
 //! (an `expand`ed tensor) is refused; an operand that shares the receiver's
 //! storage is read completely before the first write.
 
+use std::any::Any;
+
 use crate::dims::Dims;
-use crate::element::{Element, FloatElement};
+use crate::element::{Element, FloatElement, Scalar};
 use crate::layout::{Layout, broadcast_shapes};
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
@@ -19,6 +21,9 @@ use super::elementwise::{
     check_clamp_bounds, check_int_divisor, clamp_k, lerp_k, opt_scalar, pow_scalar_k, relu_k,
     sigmoid_k,
 };
+use crate::view::gather::scatter_into;
+
+use super::dtype::values_as;
 use super::kernel::{check_writable, inplace_binary, inplace_ternary, inplace_unary};
 use super::operand::{Operand, OperandRef};
 use super::scalar_arg;
@@ -227,29 +232,6 @@ impl<T: Element> Tensor<T> {
         )
     }
 
-    /// Copies `src`, broadcast to `self`'s shape, into `self` (aten
-    /// `copy_`). `src` may alias `self` (it is read completely first).
-    /// Returns `self`.
-    ///
-    /// ```
-    /// use funcz_runtime::Tensor;
-    /// let x = Tensor::<f32>::zeros(&[2, 2]);
-    /// x.copy_(&Tensor::from_vec(vec![1.0, 2.0], &[2]));
-    /// assert_eq!(x.to_vec(), vec![1.0, 2.0, 1.0, 2.0]);
-    /// ```
-    #[track_caller]
-    pub fn copy_(&self, src: &Tensor<T>) -> Tensor<T> {
-        check_inplace("copy_", &self.layout, &[src.shape()]);
-        trace::op(
-            "copy_",
-            || vec![self.to_arg(), src.to_arg()],
-            || {
-                inplace_binary("copy_", self, OperandRef::Tensor(src), |_, y| y);
-                self.handle()
-            },
-        )
-    }
-
     /// A fresh tensor of `self`'s shape filled with `value` (aten `fill`,
     /// the functional twin of [`fill_`](Tensor::fill_)).
     #[track_caller]
@@ -270,6 +252,48 @@ impl<T: Element> Tensor<T> {
             || Tensor::from_contiguous(vec![T::zero(); self.numel()], self.shape()),
         )
     }
+}
+
+impl<T: Scalar> Tensor<T> {
+    /// Copies `src`, broadcast to `self`'s shape, into `self` (aten
+    /// `copy_`); works for masks too. `src` may alias `self` (it is read
+    /// completely first). Returns `self`.
+    ///
+    /// A source of another dtype is converted first, as PyTorch's `copy_`
+    /// converts (float to integer truncates toward zero, `bool` is 0 or 1,
+    /// anything to `bool` is `!= 0`): `x.copy_(&y.to_dtype())`, the target
+    /// dtype inferred from `x`. (`src` is `&Tensor<T>`, not any dtype, so
+    /// that `x.copy_(&Tensor::zeros(..))` keeps inferring its dtype.)
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let x = Tensor::<f32>::zeros(&[2, 2]);
+    /// x.copy_(&Tensor::from_vec(vec![1.0, 2.0], &[2]));
+    /// assert_eq!(x.to_vec(), vec![1.0, 2.0, 1.0, 2.0]);
+    /// let i = Tensor::<i64>::zeros(&[2]);
+    /// i.copy_(&Tensor::<f32>::from_vec(vec![-1.7, 2.9], &[2]).to_dtype());
+    /// assert_eq!(i.to_vec(), vec![-1, 2]);
+    /// let m = Tensor::<bool>::from_vec(vec![false; 3], &[3]);
+    /// m.copy_(&Tensor::<i64>::from_vec(vec![0, -2, 5], &[3]).to_dtype());
+    /// assert_eq!(m.to_vec(), vec![false, true, true]);
+    /// ```
+    #[track_caller]
+    pub fn copy_(&self, src: &Tensor<T>) -> Tensor<T> {
+        check_inplace("copy_", &self.layout, &[src.shape()]);
+        trace::op(
+            "copy_",
+            || vec![self.to_arg(), src.to_arg()],
+            || {
+                if !copy_numeric(self, src) {
+                    // Read everything before the first write: `src` may
+                    // share `self`'s storage.
+                    let v = values_as(src, self.shape());
+                    scatter_into(&mut self.storage.write(), &self.layout, &v);
+                }
+                self.handle()
+            },
+        )
+    }
 
     /// A fresh tensor of `self`'s shape holding `src` broadcast to it (aten
     /// `copy`, the functional twin of [`copy_`](Tensor::copy_)).
@@ -280,6 +304,8 @@ impl<T: Element> Tensor<T> {
     /// let y = x.copy(&Tensor::from_vec(vec![5.0], &[1]));
     /// assert_eq!(y.to_vec(), vec![5.0; 4]);
     /// assert_eq!(x.to_vec(), vec![0.0; 4]);
+    /// let m = Tensor::<bool>::from_vec(vec![true, false], &[2]);
+    /// assert_eq!(x.copy(&m.to_dtype()).to_vec(), vec![1.0, 0.0, 1.0, 0.0]);
     /// ```
     #[track_caller]
     pub fn copy(&self, src: &Tensor<T>) -> Tensor<T> {
@@ -287,17 +313,28 @@ impl<T: Element> Tensor<T> {
         trace::op(
             "copy",
             || vec![self.to_arg(), src.to_arg()],
-            || {
-                let out = Tensor::from_contiguous(vec![T::zero(); self.numel()], self.shape());
-                {
-                    let mut d = out.storage.write_unversioned();
-                    let s = src.storage.read();
-                    super::kernel::apply_binary(&mut d, &out.layout, &s, &src.layout, |_, y| y);
-                }
-                out
-            },
+            || Tensor::from_contiguous(values_as(src, self.shape()), self.shape()),
         )
     }
+}
+
+/// `dst.copy_(src)` through the elementwise kernel when the dtype is
+/// numeric (the common case, and the fastest path); false (nothing done)
+/// for masks.
+fn copy_numeric<T: Scalar>(dst: &Tensor<T>, src: &Tensor<T>) -> bool {
+    macro_rules! numeric {
+        ($($t:ty),*) => {$(
+            if let (Some(d), Some(s)) = (
+                (dst as &dyn Any).downcast_ref::<Tensor<$t>>(),
+                (src as &dyn Any).downcast_ref::<Tensor<$t>>(),
+            ) {
+                inplace_binary("copy_", d, OperandRef::Tensor(s), |_, y| y);
+                return true;
+            }
+        )*};
+    }
+    numeric!(f32, f64, i32, i64);
+    false
 }
 
 impl<T: FloatElement> Tensor<T> {
