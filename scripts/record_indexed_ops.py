@@ -191,4 +191,23 @@ case("index_put_i64_acc", "index_put_", {"x": i64([1, 2, 3]), "i0": i64([2, 2, -
 case("index_put_oob", "index_put_", {"x": x34, "i0": i64([3]), "values": f32([1])},
      {"accumulate": False}, lambda x, i0, values: x.index_put_((i0,), values), inplace=True)
 
+# copy_ / copy across dtypes (float -> int truncates toward zero, bool -> 0/1,
+# anything -> bool is != 0), broadcasting src to self
+fr = torch.tensor([-2.7, -0.5, 0.0, 0.5, 1.9, 100.25], dtype=torch.float32)
+for dst, src, nm in [
+    (torch.zeros(6, dtype=torch.int64), fr, "f32_to_i64"),
+    (torch.zeros(2, 6, dtype=torch.int32), fr.double(), "f64_to_i32_bcast"),
+    (torch.zeros(6, dtype=torch.bool), torch.tensor([-2.7, 0.0, -0.0, nan, 1e-30, 3.0]), "f32_to_bool"),
+    (torch.zeros(2, 3, dtype=torch.bool), i64([[0, -1, 2]]), "i64_to_bool_bcast"),
+    (f32([2, 3]), i64([[7], [-9]]), "i64_to_f32_bcast"),
+    (f32([2, 3]), m, "bool_to_f32"),
+    (i64([5, 5, 5]), b([True, False, True]), "bool_to_i64"),
+    (torch.zeros(3, dtype=torch.float64), torch.tensor([0.1, -1e30, 2.5], dtype=torch.float32), "f32_to_f64"),
+    (f32([3, 4]), f32([3, 4], 10.0), "f32_same"),
+    (f32([2]), i64([1, 2, 3]), "bad_shape"),
+    (f32([3]), i64([[1], [2]]), "bad_rank"),
+]:
+    case(f"copy__{nm}", "copy_", {"x": dst, "src": src}, {}, lambda x, src: x.copy_(src), inplace=True)
+    case(f"copy_{nm}", "copy", {"x": dst, "src": src}, {}, lambda x, src: torch.ops.aten.copy(x, src))
+
 print(json.dumps({"torch": torch.__version__.split("+")[0], "cases": CASES}, indent=1))

@@ -31,6 +31,7 @@ impl Dims {
     }
 
     /// Copies `s`; panics if it has more than [`MAX_DIMS`] entries.
+    #[track_caller]
     pub fn from_slice(s: &[usize]) -> Self {
         assert!(
             s.len() <= MAX_DIMS,
@@ -44,6 +45,7 @@ impl Dims {
     }
 
     /// Appends one entry; panics past [`MAX_DIMS`].
+    #[track_caller]
     pub fn push(&mut self, v: usize) {
         assert!(
             (self.len as usize) < MAX_DIMS,
@@ -54,6 +56,7 @@ impl Dims {
     }
 
     /// Inserts `v` at position `i`.
+    #[track_caller]
     pub fn insert(&mut self, i: usize, v: usize) {
         let mut out = Dims::new();
         for (k, &x) in self.iter().enumerate() {
@@ -69,6 +72,7 @@ impl Dims {
     }
 
     /// Removes and returns the entry at `i`.
+    #[track_caller]
     pub fn remove(&mut self, i: usize) -> usize {
         let v = self[i];
         let mut out = Dims::new();

@@ -23,6 +23,7 @@ pub struct Layout {
 }
 
 /// Row-major (C-contiguous) strides for `shape`.
+#[track_caller]
 pub fn contiguous_strides(shape: &[usize]) -> Dims {
     let mut strides = Dims::from_slice(shape);
     let mut acc = 1usize;
@@ -35,6 +36,7 @@ pub fn contiguous_strides(shape: &[usize]) -> Dims {
 
 impl Layout {
     /// A row-major layout at offset 0.
+    #[track_caller]
     pub fn contiguous(shape: &[usize]) -> Self {
         Layout {
             shape: Dims::from_slice(shape),
@@ -44,6 +46,7 @@ impl Layout {
     }
 
     /// Builds a layout from its parts.
+    #[track_caller]
     pub fn new(shape: &[usize], strides: &[usize], offset: usize) -> Self {
         assert_eq!(
             shape.len(),
@@ -205,6 +208,7 @@ impl ExactSizeIterator for Offsets {}
 
 /// Normalizes a possibly negative dimension index for a tensor of rank
 /// `ndim` (use `ndim + 1` for ops that insert a dim), naming `op` on error.
+#[track_caller]
 pub fn normalize_dim(op: &str, dim: i64, ndim: usize) -> usize {
     let n = ndim as i64;
     let lo = if n == 0 { -1 } else { -n };
@@ -249,13 +253,15 @@ pub(crate) fn try_broadcast_shapes(
 
 /// The broadcast shape of `a` and `b` under NumPy/PyTorch rules, naming
 /// `op` on error.
+#[track_caller]
 pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Dims {
-    try_broadcast_shapes(a, b).unwrap_or_else(|(i, da, db)| {
-        panic!(
+    match try_broadcast_shapes(a, b) {
+        Ok(s) => s,
+        Err((i, da, db)) => panic!(
             "funcz: {op}: shapes {a:?} and {b:?} cannot be broadcast together \
              (size {da} vs {db} at dimension {i})"
-        )
-    })
+        ),
+    }
 }
 
 /// The layout of `l` broadcast to `shape` (stride 0 on expanded dims),

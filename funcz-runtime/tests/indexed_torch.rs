@@ -204,6 +204,25 @@ fn run(op: &str, ins: &std::collections::HashMap<String, Any>, args: &Value) -> 
                 other => panic!("{other:?}"),
             }
         }
+        // Across dtypes, `copy_` is written `x.copy_(&src.to_dtype())`.
+        "copy_" | "copy" => {
+            macro_rules! into {
+                ($x:expr, $V:ident) => {
+                    each!(&ins["src"], |s| if op == "copy_" {
+                        Any::$V($x.copy_(&s.to_dtype()))
+                    } else {
+                        Any::$V($x.copy(&s.to_dtype()))
+                    })
+                };
+            }
+            match &ins["x"] {
+                Any::F32(x) => into!(x, F32),
+                Any::F64(x) => into!(x, F64),
+                Any::I64(x) => into!(x, I64),
+                Any::I32(x) => into!(x, I32),
+                Any::Bool(x) => into!(x, Bool),
+            }
+        }
         _ => panic!("no replay for op {op}"),
     }
 }
@@ -213,7 +232,7 @@ fn every_recorded_case_matches_pytorch() {
     let text = include_str!("fixtures/indexed_ops.json");
     let doc: Value = serde_json::from_str(text).unwrap();
     let cases = doc["cases"].as_array().unwrap();
-    assert!(cases.len() >= 90, "fixture has {} cases", cases.len());
+    assert!(cases.len() >= 118, "fixture has {} cases", cases.len());
     let mut errors = 0;
     // The expected panics are checked below, not printed; a panic's
     // location must be the caller's line (this file), not funcz's.
@@ -258,9 +277,9 @@ fn every_recorded_case_matches_pytorch() {
         }
     }
     std::panic::set_hook(hook);
-    assert_eq!(errors, 13, "error cases replayed");
+    assert_eq!(errors, 17, "error cases replayed");
     let files = loc.lock().unwrap().clone();
-    assert_eq!(files.len(), 13);
+    assert_eq!(files.len(), 17);
     for f in files {
         assert!(f.ends_with("indexed_torch.rs"), "a panic points into {f}");
     }

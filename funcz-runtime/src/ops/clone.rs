@@ -19,6 +19,7 @@ impl<T: Scalar> Clone for Tensor<T> {
     /// assert_eq!(a.to_vec(), vec![1.0, 2.0]);
     /// assert!(!a.same_storage(&b));
     /// ```
+    #[track_caller]
     fn clone(&self) -> Self {
         trace::op(
             "clone",

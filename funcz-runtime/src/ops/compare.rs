@@ -45,6 +45,7 @@ impl<T: Element> Tensor<T> {
     /// assert!(a.allclose(&b, 1e-5, 1e-8));
     /// assert!(!a.allclose(&Tensor::from_vec(vec![1.0, 2.1], &[2]), 1e-5, 1e-8));
     /// ```
+    #[track_caller]
     pub fn allclose(&self, other: &Tensor<T>, rtol: f64, atol: f64) -> bool {
         let shape = broadcast_shapes("allclose", self.shape(), other.shape());
         all_pairs(self, other, &shape, |x, y| {

@@ -37,6 +37,22 @@ fn mantissa_bits<T: FloatElement>() -> u32 {
     }
 }
 
+/// The number of elements of `shape`, panicking (at the caller's line,
+/// naming `op` and the shape) if it overflows `usize`.
+#[track_caller]
+fn numel_of(op: &str, shape: &[usize]) -> usize {
+    let mut n = 1usize;
+    for &d in shape {
+        match n.checked_mul(d) {
+            Some(m) => n = m,
+            None => {
+                panic!("funcz: {op}: the number of elements of shape {shape:?} overflows usize")
+            }
+        }
+    }
+    n
+}
+
 fn shape_arg(shape: &[usize]) -> Arg {
     shape.to_arg()
 }
@@ -50,20 +66,24 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(z.shape(), &[2, 3]);
     /// assert_eq!(z.to_vec(), vec![0.0; 6]);
     /// ```
+    #[track_caller]
     pub fn zeros(shape: &[usize]) -> Tensor<T> {
+        let n = numel_of("zeros", shape);
         trace::op(
             "zeros",
             || vec![shape_arg(shape)],
-            || Tensor::from_contiguous(vec![T::zero(); shape.iter().product()], shape),
+            || Tensor::from_contiguous(vec![T::zero(); n], shape),
         )
     }
 
     /// A tensor of ones (aten `ones`).
+    #[track_caller]
     pub fn ones(shape: &[usize]) -> Tensor<T> {
+        let n = numel_of("ones", shape);
         trace::op(
             "ones",
             || vec![shape_arg(shape)],
-            || Tensor::from_contiguous(vec![T::one(); shape.iter().product()], shape),
+            || Tensor::from_contiguous(vec![T::one(); n], shape),
         )
     }
 
@@ -73,11 +93,13 @@ impl<T: Element> Tensor<T> {
     /// use funcz_runtime::Tensor;
     /// assert_eq!(Tensor::<i64>::full(&[2], 7).to_vec(), vec![7, 7]);
     /// ```
+    #[track_caller]
     pub fn full(shape: &[usize], value: T) -> Tensor<T> {
+        let n = numel_of("full", shape);
         trace::op(
             "full",
             || vec![shape_arg(shape), scalar_arg(value)],
-            || Tensor::from_contiguous(vec![value; shape.iter().product()], shape),
+            || Tensor::from_contiguous(vec![value; n], shape),
         )
     }
 
@@ -87,6 +109,7 @@ impl<T: Element> Tensor<T> {
     /// use funcz_runtime::Tensor;
     /// assert_eq!(Tensor::<i32>::arange(4).to_vec(), vec![0, 1, 2, 3]);
     /// ```
+    #[track_caller]
     pub fn arange(n: usize) -> Tensor<T> {
         trace::op(
             "arange",
@@ -107,28 +130,29 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(Tensor::<f32>::arange_step(0.0, 1.0, 0.25).to_vec(), vec![0.0, 0.25, 0.5, 0.75]);
     /// assert_eq!(Tensor::<i64>::arange_step(5, 0, -2).to_vec(), vec![5, 3, 1]);
     /// ```
+    #[track_caller]
     pub fn arange_step(start: T, end: T, step: T) -> Tensor<T> {
+        let (s, e, st) = (
+            Element::to_f64(start),
+            Element::to_f64(end),
+            Element::to_f64(step),
+        );
+        if st == 0.0 {
+            panic!("funcz: arange: step must be nonzero (start {start}, end {end})");
+        }
+        if !(s.is_finite() && e.is_finite()) {
+            panic!("funcz: arange: unsupported range: {start} -> {end}");
+        }
+        if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
+            panic!(
+                "funcz: arange: upper bound and larger bound inconsistent with step sign \
+                 (start {start}, end {end}, step {step})"
+            );
+        }
         trace::op(
             "arange",
             || vec![scalar_arg(start), scalar_arg(end), scalar_arg(step)],
             || {
-                let (s, e, st) = (
-                    Element::to_f64(start),
-                    Element::to_f64(end),
-                    Element::to_f64(step),
-                );
-                if st == 0.0 {
-                    panic!("funcz: arange: step must be nonzero (start {start}, end {end})");
-                }
-                if !(s.is_finite() && e.is_finite()) {
-                    panic!("funcz: arange: unsupported range: {start} -> {end}");
-                }
-                if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
-                    panic!(
-                        "funcz: arange: upper bound and larger bound inconsistent with step sign \
-                         (start {start}, end {end}, step {step})"
-                    );
-                }
                 let n = ((e - s) / st).ceil().max(0.0) as usize;
                 let v: Vec<T> = if T::IS_FLOAT {
                     (0..n).map(|i| T::from_f64(s + st * i as f64)).collect()
@@ -153,6 +177,7 @@ impl<T: Element> Tensor<T> {
     /// use funcz_runtime::Tensor;
     /// assert_eq!(Tensor::<i32>::eye(2).to_vec(), vec![1, 0, 0, 1]);
     /// ```
+    #[track_caller]
     pub fn eye(n: usize) -> Tensor<T> {
         trace::op(
             "eye",
@@ -168,6 +193,7 @@ impl<T: Element> Tensor<T> {
     }
 
     /// Zeros of `self`'s shape (aten `zeros_like`), always contiguous.
+    #[track_caller]
     pub fn zeros_like(&self) -> Tensor<T> {
         trace::op(
             "zeros_like",
@@ -177,6 +203,7 @@ impl<T: Element> Tensor<T> {
     }
 
     /// Ones of `self`'s shape (aten `ones_like`), always contiguous.
+    #[track_caller]
     pub fn ones_like(&self) -> Tensor<T> {
         trace::op(
             "ones_like",
@@ -197,14 +224,15 @@ impl<T: FloatElement> Tensor<T> {
     /// assert!(a.to_vec().iter().all(|&x| (0.0..1.0).contains(&x)));
     /// assert!(a.equal(&Tensor::rand(&[1000], 7)));
     /// ```
+    #[track_caller]
     pub fn rand(shape: &[usize], seed: u64) -> Tensor<T> {
+        let n = numel_of("rand", shape);
         trace::op(
             "rand",
             || vec![shape_arg(shape), Arg::Int(seed as i64)],
             || {
                 let mut g = SplitMix64(seed);
                 let bits = mantissa_bits::<T>();
-                let n = shape.iter().product();
                 let v = (0..n).map(|_| T::from_f64(g.uniform(bits))).collect();
                 Tensor::from_contiguous(v, shape)
             },
@@ -219,13 +247,14 @@ impl<T: FloatElement> Tensor<T> {
     /// let a = Tensor::<f64>::randn(&[10000], 1);
     /// assert!(a.mean().item().abs() < 0.05);
     /// ```
+    #[track_caller]
     pub fn randn(shape: &[usize], seed: u64) -> Tensor<T> {
+        let n = numel_of("randn", shape);
         trace::op(
             "randn",
             || vec![shape_arg(shape), Arg::Int(seed as i64)],
             || {
                 let mut g = SplitMix64(seed);
-                let n: usize = shape.iter().product();
                 let mut v = Vec::with_capacity(n);
                 while v.len() < n {
                     let u1 = 1.0 - g.uniform(53); // (0, 1]

@@ -4,7 +4,9 @@
 //! Each returns a fresh contiguous tensor of the broadcast shape and is
 //! recorded under PyTorch's aten name.
 
+use crate::dims::Dims;
 use crate::element::{Element, FloatElement};
+use crate::layout::broadcast_shapes;
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
@@ -79,6 +81,7 @@ pub(crate) fn pow_scalar_k<T: FloatElement>(e: T) -> impl Fn(T) -> T + Copy {
 }
 
 /// Panics if an integer division would divide by zero.
+#[track_caller]
 pub(crate) fn check_int_divisor<T: Element>(op: &str, a_shape: &[usize], b: &OperandRef<'_, T>) {
     if T::IS_FLOAT {
         return;
@@ -102,6 +105,27 @@ pub(crate) fn check_int_divisor<T: Element>(op: &str, a_shape: &[usize], b: &Ope
     }
 }
 
+/// Panics (at the caller's line) unless `a` and `b` broadcast together.
+#[track_caller]
+pub(crate) fn check_binary<T: Element>(op: &str, a: &Tensor<T>, b: &OperandRef<'_, T>) {
+    if let OperandRef::Tensor(b) = b
+        && a.shape() != b.shape()
+    {
+        broadcast_shapes(op, a.shape(), b.shape());
+    }
+}
+
+/// Panics (at the caller's line) unless the three shapes broadcast
+/// together; returns their broadcast shape.
+#[track_caller]
+pub(crate) fn check_ternary(op: &str, a: &[usize], b: &[usize], c: &[usize]) -> Dims {
+    if a == b && a == c {
+        Dims::from_slice(a)
+    } else {
+        broadcast_shapes(op, &broadcast_shapes(op, a, b), c)
+    }
+}
+
 fn record2<'a, T: Element>(
     a: &'a Tensor<T>,
     b: &'a OperandRef<'_, T>,
@@ -119,24 +143,30 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.add(&y).shape(), &[3, 2]);
     /// assert_eq!(x.add(&y).to_vec(), vec![11.0, 21.0, 12.0, 22.0, 13.0, 23.0]);
     /// ```
+    #[track_caller]
     pub fn add(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
+        check_binary("add", self, &other);
         trace::op("add", record2(self, &other), || {
             binary("add", self, other, |x, y| x + y)
         })
     }
 
     /// Elementwise `self - other`, broadcasting (aten `sub`).
+    #[track_caller]
     pub fn sub(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
+        check_binary("sub", self, &other);
         trace::op("sub", record2(self, &other), || {
             binary("sub", self, other, |x, y| x - y)
         })
     }
 
     /// Elementwise `self * other`, broadcasting (aten `mul`).
+    #[track_caller]
     pub fn mul(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
+        check_binary("mul", self, &other);
         trace::op("mul", record2(self, &other), || {
             binary("mul", self, other, |x, y| x * y)
         })
@@ -151,25 +181,30 @@ impl<T: Element> Tensor<T> {
     /// let x = Tensor::<i64>::from_vec(vec![7, -7], &[2]);
     /// assert_eq!(x.div(2).to_vec(), vec![3, -3]);
     /// ```
+    #[track_caller]
     pub fn div(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
+        check_binary("div", self, &other);
+        check_int_divisor("div", self.shape(), &other);
         trace::op("div", record2(self, &other), || {
-            check_int_divisor("div", self.shape(), &other);
             binary("div", self, other, |x, y| x / y)
         })
     }
 
     /// Elementwise `-self` (aten `neg`).
+    #[track_caller]
     pub fn neg(&self) -> Tensor<T> {
         trace::op("neg", || vec![self.to_arg()], || unary(self, |x| -x))
     }
 
     /// Elementwise `|self|` (aten `abs`).
+    #[track_caller]
     pub fn abs(&self) -> Tensor<T> {
         trace::op("abs", || vec![self.to_arg()], || unary(self, |x| x.abs()))
     }
 
     /// Elementwise `max(self, 0)`; NaN stays NaN (aten `relu`).
+    #[track_caller]
     pub fn relu(&self) -> Tensor<T> {
         trace::op("relu", || vec![self.to_arg()], || unary(self, relu_k))
     }
@@ -184,15 +219,14 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.clamp(0.0, 1.0).to_vec(), vec![0.0, 0.5, 1.0]);
     /// assert_eq!(x.clamp(None, 1.0).to_vec(), vec![-2.0, 0.5, 1.0]);
     /// ```
+    #[track_caller]
     pub fn clamp(&self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Tensor<T> {
         let (min, max) = (min.into(), max.into());
+        check_clamp_bounds("clamp", min, max);
         trace::op(
             "clamp",
             || vec![self.to_arg(), opt_scalar(min), opt_scalar(max)],
-            || {
-                check_clamp_bounds("clamp", min, max);
-                unary(self, |x| clamp_k(x, min, max))
-            },
+            || unary(self, |x| clamp_k(x, min, max)),
         )
     }
 
@@ -205,7 +239,9 @@ impl<T: Element> Tensor<T> {
     /// let b = Tensor::from_vec(vec![4.0], &[1]);
     /// assert_eq!(x.addcmul(&a, &b, 0.5).to_vec(), vec![5.0, 7.0]);
     /// ```
+    #[track_caller]
     pub fn addcmul(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Tensor<T> {
+        check_ternary("addcmul", self.shape(), t1.shape(), t2.shape());
         trace::op(
             "addcmul",
             || vec![self.to_arg(), t1.to_arg(), t2.to_arg(), scalar_arg(value)],
@@ -221,6 +257,7 @@ pub(crate) fn opt_scalar<T: Element>(v: Option<T>) -> Arg {
     v.map_or(Arg::None, scalar_arg)
 }
 
+#[track_caller]
 pub(crate) fn check_clamp_bounds<T: Element>(op: &str, min: Option<T>, max: Option<T>) {
     if min.is_none() && max.is_none() {
         panic!("funcz: {op}: at least one of 'min' or 'max' must not be None");
@@ -236,8 +273,10 @@ impl<T: FloatElement> Tensor<T> {
     /// assert_eq!(x.pow(2.0).to_vec(), vec![4.0, 9.0]);
     /// assert_eq!(x.pow(&x).to_vec(), vec![4.0, 27.0]);
     /// ```
+    #[track_caller]
     pub fn pow(&self, exponent: impl Operand<T>) -> Tensor<T> {
         let e = exponent.operand();
+        check_binary("pow", self, &e);
         trace::op("pow", record2(self, &e), || match e {
             OperandRef::Scalar(s) => unary(self, pow_scalar_k(s)),
             OperandRef::Tensor(_) => binary("pow", self, e, |x, y| x.powf(y)),
@@ -245,32 +284,39 @@ impl<T: FloatElement> Tensor<T> {
     }
 
     /// Elementwise `e^self` (aten `exp`).
+    #[track_caller]
     pub fn exp(&self) -> Tensor<T> {
         trace::op("exp", || vec![self.to_arg()], || unary(self, |x| x.exp()))
     }
 
     /// Elementwise natural logarithm (aten `log`).
+    #[track_caller]
     pub fn log(&self) -> Tensor<T> {
         trace::op("log", || vec![self.to_arg()], || unary(self, |x| x.ln()))
     }
 
     /// Elementwise square root (aten `sqrt`).
+    #[track_caller]
     pub fn sqrt(&self) -> Tensor<T> {
         trace::op("sqrt", || vec![self.to_arg()], || unary(self, |x| x.sqrt()))
     }
 
     /// Elementwise `1 / (1 + e^-self)` (aten `sigmoid`).
+    #[track_caller]
     pub fn sigmoid(&self) -> Tensor<T> {
         trace::op("sigmoid", || vec![self.to_arg()], || unary(self, sigmoid_k))
     }
 
     /// Elementwise hyperbolic tangent (aten `tanh`).
+    #[track_caller]
     pub fn tanh(&self) -> Tensor<T> {
         trace::op("tanh", || vec![self.to_arg()], || unary(self, |x| x.tanh()))
     }
 
     /// `self + value * t1 / t2`, broadcasting all three (aten `addcdiv`).
+    #[track_caller]
     pub fn addcdiv(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Tensor<T> {
+        check_ternary("addcdiv", self.shape(), t1.shape(), t2.shape());
         trace::op(
             "addcdiv",
             || vec![self.to_arg(), t1.to_arg(), t2.to_arg(), scalar_arg(value)],
@@ -290,8 +336,10 @@ impl<T: FloatElement> Tensor<T> {
     /// let b = Tensor::from_vec(vec![10.0, 20.0], &[2]);
     /// assert_eq!(a.lerp(&b, 0.25).to_vec(), vec![2.5, 12.5]);
     /// ```
+    #[track_caller]
     pub fn lerp(&self, end: &Tensor<T>, weight: impl Operand<T>) -> Tensor<T> {
         let w = weight.operand();
+        check_ternary("lerp", self.shape(), end.shape(), w.shape());
         trace::op(
             "lerp",
             || vec![self.to_arg(), end.to_arg(), w.to_arg()],

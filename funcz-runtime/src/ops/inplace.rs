@@ -9,7 +9,11 @@
 //! (an `expand`ed tensor) is refused; an operand that shares the receiver's
 //! storage is read completely before the first write.
 
-use crate::element::{Element, FloatElement};
+use std::any::Any;
+
+use crate::dims::Dims;
+use crate::element::{Element, FloatElement, Scalar};
+use crate::layout::{Layout, broadcast_shapes};
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
@@ -17,9 +21,38 @@ use super::elementwise::{
     check_clamp_bounds, check_int_divisor, clamp_k, lerp_k, opt_scalar, pow_scalar_k, relu_k,
     sigmoid_k,
 };
-use super::kernel::{check_broadcast_into, inplace_binary, inplace_ternary, inplace_unary};
+use crate::view::gather::scatter_into;
+
+use super::dtype::values_as;
+use super::kernel::{check_writable, inplace_binary, inplace_ternary, inplace_unary};
 use super::operand::{Operand, OperandRef};
 use super::scalar_arg;
+
+/// The checks of an in-place op writing into `dst` with operands of
+/// shapes `srcs`, at the caller's line: `dst` must not overlap itself and
+/// the operands must broadcast to exactly `dst`'s shape (the kernels
+/// check again, but from inside the traced closure).
+#[track_caller]
+pub(crate) fn check_inplace(op: &str, dst: &Layout, srcs: &[&[usize]]) {
+    check_writable(op, dst);
+    check_broadcast_to(op, &dst.shape, srcs);
+}
+
+/// Panics (at the caller's line) unless the shapes `srcs` broadcast
+/// together with `shape` to exactly `shape`.
+#[track_caller]
+pub(crate) fn check_broadcast_to(op: &str, shape: &[usize], srcs: &[&[usize]]) {
+    if srcs.iter().all(|s| *s == shape) {
+        return;
+    }
+    let mut b = Dims::from_slice(shape);
+    for s in srcs {
+        b = broadcast_shapes(op, &b, s);
+    }
+    if &b[..] != shape {
+        panic!("funcz: {op}: output with shape {shape:?} doesn't match the broadcast shape {b:?}");
+    }
+}
 
 fn record2<'a, T: Element>(
     a: &'a Tensor<T>,
@@ -40,8 +73,10 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.to_vec(), vec![3.0, 6.0, 3.0, 6.0]);
     /// assert_eq!(x.version(), 2);
     /// ```
+    #[track_caller]
     pub fn add_(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
+        check_inplace("add_", &self.layout, &[other.shape()]);
         trace::op("add_", record2(self, &other), || {
             inplace_binary("add_", self, other, |x, y| x + y);
             self.handle()
@@ -49,8 +84,10 @@ impl<T: Element> Tensor<T> {
     }
 
     /// In-place `self -= other` (aten `sub_`). Returns `self`.
+    #[track_caller]
     pub fn sub_(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
+        check_inplace("sub_", &self.layout, &[other.shape()]);
         trace::op("sub_", record2(self, &other), || {
             inplace_binary("sub_", self, other, |x, y| x - y);
             self.handle()
@@ -58,8 +95,10 @@ impl<T: Element> Tensor<T> {
     }
 
     /// In-place `self *= other` (aten `mul_`). Returns `self`.
+    #[track_caller]
     pub fn mul_(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
+        check_inplace("mul_", &self.layout, &[other.shape()]);
         trace::op("mul_", record2(self, &other), || {
             inplace_binary("mul_", self, other, |x, y| x * y);
             self.handle()
@@ -68,17 +107,21 @@ impl<T: Element> Tensor<T> {
 
     /// In-place `self /= other` (aten `div_`); integers truncate and panic
     /// on a zero divisor (before anything is written). Returns `self`.
+    #[track_caller]
     pub fn div_(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
+        check_inplace("div_", &self.layout, &[other.shape()]);
+        check_int_divisor("div_", self.shape(), &other);
         trace::op("div_", record2(self, &other), || {
-            check_int_divisor("div_", self.shape(), &other);
             inplace_binary("div_", self, other, |x, y| x / y);
             self.handle()
         })
     }
 
     /// In-place negation (aten `neg_`). Returns `self`.
+    #[track_caller]
     pub fn neg_(&self) -> Tensor<T> {
+        check_inplace("neg_", &self.layout, &[]);
         trace::op(
             "neg_",
             || vec![self.to_arg()],
@@ -90,7 +133,9 @@ impl<T: Element> Tensor<T> {
     }
 
     /// In-place absolute value (aten `abs_`). Returns `self`.
+    #[track_caller]
     pub fn abs_(&self) -> Tensor<T> {
+        check_inplace("abs_", &self.layout, &[]);
         trace::op(
             "abs_",
             || vec![self.to_arg()],
@@ -102,7 +147,9 @@ impl<T: Element> Tensor<T> {
     }
 
     /// In-place `max(self, 0)` (aten `relu_`). Returns `self`.
+    #[track_caller]
     pub fn relu_(&self) -> Tensor<T> {
+        check_inplace("relu_", &self.layout, &[]);
         trace::op(
             "relu_",
             || vec![self.to_arg()],
@@ -114,13 +161,15 @@ impl<T: Element> Tensor<T> {
     }
 
     /// In-place [`clamp`](Tensor::clamp) (aten `clamp_`). Returns `self`.
+    #[track_caller]
     pub fn clamp_(&self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Tensor<T> {
         let (min, max) = (min.into(), max.into());
+        check_clamp_bounds("clamp_", min, max);
+        check_inplace("clamp_", &self.layout, &[]);
         trace::op(
             "clamp_",
             || vec![self.to_arg(), opt_scalar(min), opt_scalar(max)],
             || {
-                check_clamp_bounds("clamp_", min, max);
                 inplace_unary("clamp_", self, move |x| clamp_k(x, min, max));
                 self.handle()
             },
@@ -129,7 +178,9 @@ impl<T: Element> Tensor<T> {
 
     /// In-place `self += value * t1 * t2` (aten `addcmul_`); the broadcast
     /// shape of all three must be `self`'s shape. Returns `self`.
+    #[track_caller]
     pub fn addcmul_(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Tensor<T> {
+        check_inplace("addcmul_", &self.layout, &[t1.shape(), t2.shape()]);
         trace::op(
             "addcmul_",
             || vec![self.to_arg(), t1.to_arg(), t2.to_arg(), scalar_arg(value)],
@@ -154,7 +205,9 @@ impl<T: Element> Tensor<T> {
     /// x.fill_(7);
     /// assert_eq!(x.to_vec(), vec![7, 7, 7]);
     /// ```
+    #[track_caller]
     pub fn fill_(&self, value: T) -> Tensor<T> {
+        check_inplace("fill_", &self.layout, &[]);
         trace::op(
             "fill_",
             || vec![self.to_arg(), scalar_arg(value)],
@@ -166,7 +219,9 @@ impl<T: Element> Tensor<T> {
     }
 
     /// Sets every element to zero (aten `zero_`). Returns `self`.
+    #[track_caller]
     pub fn zero_(&self) -> Tensor<T> {
+        check_inplace("zero_", &self.layout, &[]);
         trace::op(
             "zero_",
             || vec![self.to_arg()],
@@ -177,29 +232,9 @@ impl<T: Element> Tensor<T> {
         )
     }
 
-    /// Copies `src`, broadcast to `self`'s shape, into `self` (aten
-    /// `copy_`). `src` may alias `self` (it is read completely first).
-    /// Returns `self`.
-    ///
-    /// ```
-    /// use funcz_runtime::Tensor;
-    /// let x = Tensor::<f32>::zeros(&[2, 2]);
-    /// x.copy_(&Tensor::from_vec(vec![1.0, 2.0], &[2]));
-    /// assert_eq!(x.to_vec(), vec![1.0, 2.0, 1.0, 2.0]);
-    /// ```
-    pub fn copy_(&self, src: &Tensor<T>) -> Tensor<T> {
-        trace::op(
-            "copy_",
-            || vec![self.to_arg(), src.to_arg()],
-            || {
-                inplace_binary("copy_", self, OperandRef::Tensor(src), |_, y| y);
-                self.handle()
-            },
-        )
-    }
-
     /// A fresh tensor of `self`'s shape filled with `value` (aten `fill`,
     /// the functional twin of [`fill_`](Tensor::fill_)).
+    #[track_caller]
     pub fn fill(&self, value: T) -> Tensor<T> {
         trace::op(
             "fill",
@@ -209,11 +244,54 @@ impl<T: Element> Tensor<T> {
     }
 
     /// A fresh tensor of zeros of `self`'s shape (aten `zero`).
+    #[track_caller]
     pub fn zero(&self) -> Tensor<T> {
         trace::op(
             "zero",
             || vec![self.to_arg()],
             || Tensor::from_contiguous(vec![T::zero(); self.numel()], self.shape()),
+        )
+    }
+}
+
+impl<T: Scalar> Tensor<T> {
+    /// Copies `src`, broadcast to `self`'s shape, into `self` (aten
+    /// `copy_`); works for masks too. `src` may alias `self` (it is read
+    /// completely first). Returns `self`.
+    ///
+    /// A source of another dtype is converted first, as PyTorch's `copy_`
+    /// converts (float to integer truncates toward zero, `bool` is 0 or 1,
+    /// anything to `bool` is `!= 0`): `x.copy_(&y.to_dtype())`, the target
+    /// dtype inferred from `x`. (`src` is `&Tensor<T>`, not any dtype, so
+    /// that `x.copy_(&Tensor::zeros(..))` keeps inferring its dtype.)
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let x = Tensor::<f32>::zeros(&[2, 2]);
+    /// x.copy_(&Tensor::from_vec(vec![1.0, 2.0], &[2]));
+    /// assert_eq!(x.to_vec(), vec![1.0, 2.0, 1.0, 2.0]);
+    /// let i = Tensor::<i64>::zeros(&[2]);
+    /// i.copy_(&Tensor::<f32>::from_vec(vec![-1.7, 2.9], &[2]).to_dtype());
+    /// assert_eq!(i.to_vec(), vec![-1, 2]);
+    /// let m = Tensor::<bool>::from_vec(vec![false; 3], &[3]);
+    /// m.copy_(&Tensor::<i64>::from_vec(vec![0, -2, 5], &[3]).to_dtype());
+    /// assert_eq!(m.to_vec(), vec![false, true, true]);
+    /// ```
+    #[track_caller]
+    pub fn copy_(&self, src: &Tensor<T>) -> Tensor<T> {
+        check_inplace("copy_", &self.layout, &[src.shape()]);
+        trace::op(
+            "copy_",
+            || vec![self.to_arg(), src.to_arg()],
+            || {
+                if !copy_numeric(self, src) {
+                    // Read everything before the first write: `src` may
+                    // share `self`'s storage.
+                    let v = values_as(src, self.shape());
+                    scatter_into(&mut self.storage.write(), &self.layout, &v);
+                }
+                self.handle()
+            },
         )
     }
 
@@ -226,29 +304,45 @@ impl<T: Element> Tensor<T> {
     /// let y = x.copy(&Tensor::from_vec(vec![5.0], &[1]));
     /// assert_eq!(y.to_vec(), vec![5.0; 4]);
     /// assert_eq!(x.to_vec(), vec![0.0; 4]);
+    /// let m = Tensor::<bool>::from_vec(vec![true, false], &[2]);
+    /// assert_eq!(x.copy(&m.to_dtype()).to_vec(), vec![1.0, 0.0, 1.0, 0.0]);
     /// ```
+    #[track_caller]
     pub fn copy(&self, src: &Tensor<T>) -> Tensor<T> {
+        check_broadcast_to("copy", self.shape(), &[src.shape()]);
         trace::op(
             "copy",
             || vec![self.to_arg(), src.to_arg()],
-            || {
-                check_broadcast_into("copy", self.shape(), src.shape());
-                let out = Tensor::from_contiguous(vec![T::zero(); self.numel()], self.shape());
-                {
-                    let mut d = out.storage.write_unversioned();
-                    let s = src.storage.read();
-                    super::kernel::apply_binary(&mut d, &out.layout, &s, &src.layout, |_, y| y);
-                }
-                out
-            },
+            || Tensor::from_contiguous(values_as(src, self.shape()), self.shape()),
         )
     }
 }
 
+/// `dst.copy_(src)` through the elementwise kernel when the dtype is
+/// numeric (the common case, and the fastest path); false (nothing done)
+/// for masks.
+fn copy_numeric<T: Scalar>(dst: &Tensor<T>, src: &Tensor<T>) -> bool {
+    macro_rules! numeric {
+        ($($t:ty),*) => {$(
+            if let (Some(d), Some(s)) = (
+                (dst as &dyn Any).downcast_ref::<Tensor<$t>>(),
+                (src as &dyn Any).downcast_ref::<Tensor<$t>>(),
+            ) {
+                inplace_binary("copy_", d, OperandRef::Tensor(s), |_, y| y);
+                return true;
+            }
+        )*};
+    }
+    numeric!(f32, f64, i32, i64);
+    false
+}
+
 impl<T: FloatElement> Tensor<T> {
     /// In-place `self ^= exponent` (aten `pow_`). Returns `self`.
+    #[track_caller]
     pub fn pow_(&self, exponent: impl Operand<T>) -> Tensor<T> {
         let e = exponent.operand();
+        check_inplace("pow_", &self.layout, &[e.shape()]);
         trace::op("pow_", record2(self, &e), || {
             match e {
                 OperandRef::Scalar(s) => inplace_unary("pow_", self, pow_scalar_k(s)),
@@ -259,7 +353,9 @@ impl<T: FloatElement> Tensor<T> {
     }
 
     /// In-place `e^self` (aten `exp_`). Returns `self`.
+    #[track_caller]
     pub fn exp_(&self) -> Tensor<T> {
+        check_inplace("exp_", &self.layout, &[]);
         trace::op(
             "exp_",
             || vec![self.to_arg()],
@@ -271,7 +367,9 @@ impl<T: FloatElement> Tensor<T> {
     }
 
     /// In-place natural logarithm (aten `log_`). Returns `self`.
+    #[track_caller]
     pub fn log_(&self) -> Tensor<T> {
+        check_inplace("log_", &self.layout, &[]);
         trace::op(
             "log_",
             || vec![self.to_arg()],
@@ -283,7 +381,9 @@ impl<T: FloatElement> Tensor<T> {
     }
 
     /// In-place square root (aten `sqrt_`). Returns `self`.
+    #[track_caller]
     pub fn sqrt_(&self) -> Tensor<T> {
+        check_inplace("sqrt_", &self.layout, &[]);
         trace::op(
             "sqrt_",
             || vec![self.to_arg()],
@@ -295,7 +395,9 @@ impl<T: FloatElement> Tensor<T> {
     }
 
     /// In-place sigmoid (aten `sigmoid_`). Returns `self`.
+    #[track_caller]
     pub fn sigmoid_(&self) -> Tensor<T> {
+        check_inplace("sigmoid_", &self.layout, &[]);
         trace::op(
             "sigmoid_",
             || vec![self.to_arg()],
@@ -307,7 +409,9 @@ impl<T: FloatElement> Tensor<T> {
     }
 
     /// In-place hyperbolic tangent (aten `tanh_`). Returns `self`.
+    #[track_caller]
     pub fn tanh_(&self) -> Tensor<T> {
+        check_inplace("tanh_", &self.layout, &[]);
         trace::op(
             "tanh_",
             || vec![self.to_arg()],
@@ -319,7 +423,9 @@ impl<T: FloatElement> Tensor<T> {
     }
 
     /// In-place `self += value * t1 / t2` (aten `addcdiv_`). Returns `self`.
+    #[track_caller]
     pub fn addcdiv_(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Tensor<T> {
+        check_inplace("addcdiv_", &self.layout, &[t1.shape(), t2.shape()]);
         trace::op(
             "addcdiv_",
             || vec![self.to_arg(), t1.to_arg(), t2.to_arg(), scalar_arg(value)],
@@ -338,8 +444,10 @@ impl<T: FloatElement> Tensor<T> {
 
     /// In-place [`lerp`](Tensor::lerp) toward `end` (aten `lerp_`).
     /// Returns `self`.
+    #[track_caller]
     pub fn lerp_(&self, end: &Tensor<T>, weight: impl Operand<T>) -> Tensor<T> {
         let w = weight.operand();
+        check_inplace("lerp_", &self.layout, &[end.shape(), w.shape()]);
         trace::op(
             "lerp_",
             || vec![self.to_arg(), end.to_arg(), w.to_arg()],

@@ -51,7 +51,9 @@ fn as_batched<T: Element>(t: &Tensor<T>, left: bool) -> (Vec<usize>, Vec<usize>,
     (sh[..n - 2].to_vec(), st[..n - 2].to_vec(), m)
 }
 
-fn matmul_impl<T: Element>(a: &Tensor<T>, b: &Tensor<T>) -> Tensor<T> {
+/// The shape checks of `matmul`, at the caller's line.
+#[track_caller]
+fn check_matmul<T: Element>(a: &Tensor<T>, b: &Tensor<T>) {
     let (da, db) = (a.dim(), b.dim());
     if da == 0 || db == 0 {
         panic!(
@@ -71,8 +73,8 @@ fn matmul_impl<T: Element>(a: &Tensor<T>, b: &Tensor<T>) -> Tensor<T> {
             b.numel()
         );
     }
-    let (ba, sa, ma) = as_batched(a, true);
-    let (bb, sb, mb) = as_batched(b, false);
+    let (ba, _, ma) = as_batched(a, true);
+    let (bb, _, mb) = as_batched(b, false);
     if ma.cols != mb.rows {
         panic!(
             "funcz: matmul: shapes {:?} and {:?} cannot be multiplied ({}x{} and {}x{})",
@@ -97,6 +99,12 @@ fn matmul_impl<T: Element>(a: &Tensor<T>, b: &Tensor<T>) -> Tensor<T> {
             b.shape()
         );
     }
+}
+
+fn matmul_impl<T: Element>(a: &Tensor<T>, b: &Tensor<T>) -> Tensor<T> {
+    let (da, db) = (a.dim(), b.dim());
+    let (ba, sa, ma) = as_batched(a, true);
+    let (bb, sb, mb) = as_batched(b, false);
     let batch = broadcast_shapes("matmul", &ba, &bb);
     let (n, k, m) = (ma.rows, ma.cols, mb.cols);
     let mut out_shape = batch.to_vec();
@@ -168,7 +176,9 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(a.matmul(&v).to_vec(), vec![-2.0, -2.0]);
     /// assert_eq!(v.matmul(&v).item(), 2.0);
     /// ```
+    #[track_caller]
     pub fn matmul(&self, other: &Tensor<T>) -> Tensor<T> {
+        check_matmul(self, other);
         trace::op(
             "matmul",
             || vec![self.to_arg(), other.to_arg()],

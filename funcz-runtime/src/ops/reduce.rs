@@ -49,6 +49,7 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.sum().shape(), &[] as &[usize]);
     /// assert_eq!(x.sum().item(), 10);
     /// ```
+    #[track_caller]
     pub fn sum(&self) -> Tensor<T> {
         trace::op(
             "sum",
@@ -68,13 +69,14 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.sum_dim(-1, true).shape(), &[2, 1]);
     /// assert_eq!(x.sum_dim(-1, true).to_vec(), vec![6.0, 15.0]);
     /// ```
+    #[track_caller]
     pub fn sum_dim(&self, dim: impl AsI64, keepdim: bool) -> Tensor<T> {
         let dim = dim.as_i64();
+        let d = normalize_dim("sum", dim, self.dim());
         trace::op(
             "sum",
             || dim_args(self, dim, keepdim),
             || {
-                let d = normalize_dim("sum", dim, self.dim());
                 let (v, s) = sum_over(self, d, keepdim);
                 Tensor::from_contiguous(v, &s)
             },
@@ -90,6 +92,7 @@ impl<T: FloatElement> Tensor<T> {
     /// let x = Tensor::<f64>::from_vec(vec![1.0, 2.0, 3.0, 6.0], &[4]);
     /// assert_eq!(x.mean().item(), 3.0);
     /// ```
+    #[track_caller]
     pub fn mean(&self) -> Tensor<T> {
         trace::op(
             "mean",
@@ -108,13 +111,14 @@ impl<T: FloatElement> Tensor<T> {
     /// let x = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 5.0], &[2, 2]);
     /// assert_eq!(x.mean_dim(1, false).to_vec(), vec![1.5, 4.0]);
     /// ```
+    #[track_caller]
     pub fn mean_dim(&self, dim: impl AsI64, keepdim: bool) -> Tensor<T> {
         let dim = dim.as_i64();
+        let d = normalize_dim("mean", dim, self.dim());
         trace::op(
             "mean",
             || dim_args(self, dim, keepdim),
             || {
-                let d = normalize_dim("mean", dim, self.dim());
                 let count = if self.dim() == 0 { 1 } else { self.shape()[d] };
                 let n = T::from_f64(count as f64);
                 let (mut v, s) = sum_over(self, d, keepdim);

@@ -12,11 +12,12 @@ use crate::element::Element;
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
-use super::elementwise::check_int_divisor;
+use super::elementwise::{check_binary, check_int_divisor};
 use super::kernel::{binary, binary_into_donated, donatable, result_shape};
 use super::operand::OperandRef;
 
 /// `f(a, b)` consuming `a`, reusing its buffer when possible.
+#[track_caller]
 fn owned_binary<T: Element, F: Fn(T, T) -> T + Copy>(
     op: &'static str,
     a: Tensor<T>,
@@ -24,13 +25,14 @@ fn owned_binary<T: Element, F: Fn(T, T) -> T + Copy>(
     f: F,
 ) -> Tensor<T> {
     let aid = a.id();
+    check_binary(op, &a, &b);
+    if op == "div" {
+        check_int_divisor(op, a.shape(), &b);
+    }
     trace::op(
         op,
         || vec![Arg::Tensor(aid), b.to_arg()],
         move || {
-            if op == "div" {
-                check_int_divisor(op, a.shape(), &b);
-            }
             let shape = result_shape(op, &a, &b);
             if donatable(&a, &shape) {
                 return binary_into_donated(a, b, f);
@@ -41,6 +43,7 @@ fn owned_binary<T: Element, F: Fn(T, T) -> T + Copy>(
 }
 
 /// `f(a, b)` consuming both tensors, reusing either buffer when possible.
+#[track_caller]
 fn owned_pair<T: Element, F: Fn(T, T) -> T + Copy>(
     op: &'static str,
     a: Tensor<T>,
@@ -48,13 +51,14 @@ fn owned_pair<T: Element, F: Fn(T, T) -> T + Copy>(
     f: F,
 ) -> Tensor<T> {
     let (aid, bid) = (a.id(), b.id());
+    check_binary(op, &a, &OperandRef::Tensor(&b));
+    if op == "div" {
+        check_int_divisor(op, a.shape(), &OperandRef::Tensor(&b));
+    }
     trace::op(
         op,
         || vec![Arg::Tensor(aid), Arg::Tensor(bid)],
         move || {
-            if op == "div" {
-                check_int_divisor(op, a.shape(), &OperandRef::Tensor(&b));
-            }
             let shape = result_shape(op, &a, &OperandRef::Tensor(&b));
             if donatable(&a, &shape) {
                 return binary_into_donated(a, OperandRef::Tensor(&b), f);
@@ -68,6 +72,7 @@ fn owned_pair<T: Element, F: Fn(T, T) -> T + Copy>(
 }
 
 /// `f(a, b)` for a borrowed `a` and an owned `b`.
+#[track_caller]
 fn ref_owned_binary<T: Element, F: Fn(T, T) -> T + Copy>(
     op: &'static str,
     a: &Tensor<T>,
@@ -75,13 +80,14 @@ fn ref_owned_binary<T: Element, F: Fn(T, T) -> T + Copy>(
     f: F,
 ) -> Tensor<T> {
     let bid = b.id();
+    check_binary(op, a, &OperandRef::Tensor(&b));
+    if op == "div" {
+        check_int_divisor(op, a.shape(), &OperandRef::Tensor(&b));
+    }
     trace::op(
         op,
         || vec![a.to_arg(), Arg::Tensor(bid)],
         move || {
-            if op == "div" {
-                check_int_divisor(op, a.shape(), &OperandRef::Tensor(&b));
-            }
             let shape = result_shape(op, a, &OperandRef::Tensor(&b));
             if donatable(&b, &shape) {
                 return binary_into_donated(b, OperandRef::Tensor(a), move |y, x| f(x, y));
@@ -96,6 +102,7 @@ macro_rules! binop {
         impl<T: Element> $Trait<&Tensor<T>> for &Tensor<T> {
             type Output = Tensor<T>;
             #[doc = concat!("Same as [`Tensor::", stringify!($method), "`].")]
+            #[track_caller]
             fn $method(self, rhs: &Tensor<T>) -> Tensor<T> {
                 Tensor::<T>::$method(self, rhs)
             }
@@ -103,6 +110,7 @@ macro_rules! binop {
         impl<T: Element> $Trait<T> for &Tensor<T> {
             type Output = Tensor<T>;
             #[doc = concat!("Same as [`Tensor::", stringify!($method), "`] with a scalar.")]
+            #[track_caller]
             fn $method(self, rhs: T) -> Tensor<T> {
                 Tensor::<T>::$method(self, rhs)
             }
@@ -110,6 +118,7 @@ macro_rules! binop {
         impl<T: Element> $Trait<Tensor<T>> for &Tensor<T> {
             type Output = Tensor<T>;
             #[doc = concat!("Same as [`Tensor::", stringify!($method), "`]; may reuse `rhs`'s buffer.")]
+            #[track_caller]
             fn $method(self, rhs: Tensor<T>) -> Tensor<T> {
                 ref_owned_binary($aten, self, rhs, $f)
             }
@@ -117,6 +126,7 @@ macro_rules! binop {
         impl<T: Element> $Trait<&Tensor<T>> for Tensor<T> {
             type Output = Tensor<T>;
             #[doc = concat!("Same as [`Tensor::", stringify!($method), "`]; may reuse `self`'s buffer.")]
+            #[track_caller]
             fn $method(self, rhs: &Tensor<T>) -> Tensor<T> {
                 owned_binary($aten, self, OperandRef::Tensor(rhs), $f)
             }
@@ -124,6 +134,7 @@ macro_rules! binop {
         impl<T: Element> $Trait<T> for Tensor<T> {
             type Output = Tensor<T>;
             #[doc = concat!("Same as [`Tensor::", stringify!($method), "`]; may reuse `self`'s buffer.")]
+            #[track_caller]
             fn $method(self, rhs: T) -> Tensor<T> {
                 owned_binary($aten, self, OperandRef::Scalar(rhs), $f)
             }
@@ -131,24 +142,28 @@ macro_rules! binop {
         impl<T: Element> $Trait<Tensor<T>> for Tensor<T> {
             type Output = Tensor<T>;
             #[doc = concat!("Same as [`Tensor::", stringify!($method), "`]; may reuse either buffer.")]
+            #[track_caller]
             fn $method(self, rhs: Tensor<T>) -> Tensor<T> {
                 owned_pair($aten, self, rhs, $f)
             }
         }
         impl<T: Element> $Assign<&Tensor<T>> for Tensor<T> {
             #[doc = concat!("In place, same as [`Tensor::", stringify!($inplace), "`].")]
+            #[track_caller]
             fn $assign(&mut self, rhs: &Tensor<T>) {
                 self.$inplace(rhs);
             }
         }
         impl<T: Element> $Assign<Tensor<T>> for Tensor<T> {
             #[doc = concat!("In place, same as [`Tensor::", stringify!($inplace), "`].")]
+            #[track_caller]
             fn $assign(&mut self, rhs: Tensor<T>) {
                 self.$inplace(&rhs);
             }
         }
         impl<T: Element> $Assign<T> for Tensor<T> {
             #[doc = concat!("In place, same as [`Tensor::", stringify!($inplace), "`] with a scalar.")]
+            #[track_caller]
             fn $assign(&mut self, rhs: T) {
                 self.$inplace(rhs);
             }
@@ -196,6 +211,7 @@ binop!(
 impl<T: Element> Neg for &Tensor<T> {
     type Output = Tensor<T>;
     /// Same as [`Tensor::neg`].
+    #[track_caller]
     fn neg(self) -> Tensor<T> {
         Tensor::<T>::neg(self)
     }
@@ -204,6 +220,7 @@ impl<T: Element> Neg for &Tensor<T> {
 impl<T: Element> Neg for Tensor<T> {
     type Output = Tensor<T>;
     /// Same as [`Tensor::neg`]; may reuse `self`'s buffer.
+    #[track_caller]
     fn neg(self) -> Tensor<T> {
         let id = self.id();
         trace::op(
@@ -226,6 +243,7 @@ macro_rules! scalar_lhs {
         impl Add<&Tensor<$t>> for $t {
             type Output = Tensor<$t>;
             /// `s + x`, recorded as `add(x, s)` (addition commutes).
+            #[track_caller]
             fn add(self, rhs: &Tensor<$t>) -> Tensor<$t> {
                 rhs.add(self)
             }
@@ -233,6 +251,7 @@ macro_rules! scalar_lhs {
         impl Add<Tensor<$t>> for $t {
             type Output = Tensor<$t>;
             /// `s + x`, recorded as `add(x, s)`; may reuse `x`'s buffer.
+            #[track_caller]
             fn add(self, rhs: Tensor<$t>) -> Tensor<$t> {
                 rhs + self
             }
@@ -240,6 +259,7 @@ macro_rules! scalar_lhs {
         impl Mul<&Tensor<$t>> for $t {
             type Output = Tensor<$t>;
             /// `s * x`, recorded as `mul(x, s)` (multiplication commutes).
+            #[track_caller]
             fn mul(self, rhs: &Tensor<$t>) -> Tensor<$t> {
                 rhs.mul(self)
             }
@@ -247,6 +267,7 @@ macro_rules! scalar_lhs {
         impl Mul<Tensor<$t>> for $t {
             type Output = Tensor<$t>;
             /// `s * x`, recorded as `mul(x, s)`; may reuse `x`'s buffer.
+            #[track_caller]
             fn mul(self, rhs: Tensor<$t>) -> Tensor<$t> {
                 rhs * self
             }

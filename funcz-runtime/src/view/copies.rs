@@ -30,13 +30,14 @@ impl<T: Scalar> Tensor<T> {
     /// assert_eq!(c.to_vec(), vec![1.0, 2.0, 3.0, 4.0]);
     /// assert!(!c.same_storage(&a));
     /// ```
+    #[track_caller]
     pub fn view_copy(&self, shape: impl IntoShape) -> Tensor<T> {
         let shape = shape.into_shape();
+        let dims = shape::infer_size("view_copy", &shape, self.numel());
         op(
             "view_copy",
             || vec![ten(self), Arg::Ints(shape.clone())],
             || {
-                let dims = shape::infer_size("view_copy", &shape, self.numel());
                 let data = materialize(self, &self.layout);
                 data.with_layout(Layout::contiguous(&dims))
             },
@@ -44,62 +45,52 @@ impl<T: Scalar> Tensor<T> {
     }
 
     /// [`t`](Tensor::t) into a fresh contiguous tensor.
+    #[track_caller]
     pub fn t_copy(&self) -> Tensor<T> {
-        op(
-            "t_copy",
-            || vec![ten(self)],
-            || materialize(self, &shape::t_layout("t_copy", &self.layout)),
-        )
+        let l = shape::t_layout("t_copy", &self.layout);
+        op("t_copy", || vec![ten(self)], || materialize(self, &l))
     }
 
     /// [`transpose`](Tensor::transpose) into a fresh contiguous tensor.
+    #[track_caller]
     pub fn transpose_copy(&self, d0: impl AsI64, d1: impl AsI64) -> Tensor<T> {
         let (d0, d1) = (d0.as_i64(), d1.as_i64());
+        let l = shape::transpose_layout("transpose_copy", &self.layout, d0, d1);
         op(
             "transpose_copy",
             || vec![ten(self), int(d0), int(d1)],
-            || {
-                materialize(
-                    self,
-                    &shape::transpose_layout("transpose_copy", &self.layout, d0, d1),
-                )
-            },
+            || materialize(self, &l),
         )
     }
 
     /// [`permute`](Tensor::permute) into a fresh contiguous tensor.
+    #[track_caller]
     pub fn permute_copy(&self, dims: impl IntoShape) -> Tensor<T> {
         let dims = dims.into_shape();
+        let l = shape::permute_layout("permute_copy", &self.layout, &dims);
         op(
             "permute_copy",
             || vec![ten(self), Arg::Ints(dims.clone())],
-            || {
-                materialize(
-                    self,
-                    &shape::permute_layout("permute_copy", &self.layout, &dims),
-                )
-            },
+            || materialize(self, &l),
         )
     }
 
     /// [`narrow`](Tensor::narrow) into a fresh contiguous tensor; recorded
     /// as `slice_copy(self, dim, start, start+length, 1)`.
+    #[track_caller]
     pub fn narrow_copy(&self, dim: impl AsI64, start: impl AsI64, length: impl AsI64) -> Tensor<T> {
         let (dim, start, length) = (dim.as_i64(), start.as_i64(), length.as_i64());
         let (s, e) = shape::narrow_bounds("narrow_copy", &self.layout, dim, start, length);
+        let l = shape::narrow_layout("narrow_copy", &self.layout, dim, start, length);
         op(
             "slice_copy",
             || vec![ten(self), int(dim), int(s), int(e), int(1)],
-            || {
-                materialize(
-                    self,
-                    &shape::narrow_layout("narrow_copy", &self.layout, dim, start, length),
-                )
-            },
+            || materialize(self, &l),
         )
     }
 
     /// [`slice`](Tensor::slice) into a fresh contiguous tensor.
+    #[track_caller]
     pub fn slice_copy(
         &self,
         dim: impl AsI64,
@@ -108,34 +99,28 @@ impl<T: Scalar> Tensor<T> {
         step: impl AsI64,
     ) -> Tensor<T> {
         let (dim, start, end, step) = (dim.as_i64(), start.as_i64(), end.as_i64(), step.as_i64());
+        let l = shape::slice_layout("slice_copy", &self.layout, dim, start, end, step);
         op(
             "slice_copy",
             || vec![ten(self), int(dim), int(start), int(end), int(step)],
-            || {
-                materialize(
-                    self,
-                    &shape::slice_layout("slice_copy", &self.layout, dim, start, end, step),
-                )
-            },
+            || materialize(self, &l),
         )
     }
 
     /// [`select`](Tensor::select) into a fresh contiguous tensor.
+    #[track_caller]
     pub fn select_copy(&self, dim: impl AsI64, index: impl AsI64) -> Tensor<T> {
         let (dim, index) = (dim.as_i64(), index.as_i64());
+        let l = shape::select_layout("select_copy", &self.layout, dim, index);
         op(
             "select_copy",
             || vec![ten(self), int(dim), int(index)],
-            || {
-                materialize(
-                    self,
-                    &shape::select_layout("select_copy", &self.layout, dim, index),
-                )
-            },
+            || materialize(self, &l),
         )
     }
 
     /// [`diagonal`](Tensor::diagonal) into a fresh contiguous tensor.
+    #[track_caller]
     pub fn diagonal_copy(
         &self,
         offset: impl AsI64,
@@ -143,91 +128,74 @@ impl<T: Scalar> Tensor<T> {
         dim2: impl AsI64,
     ) -> Tensor<T> {
         let (offset, dim1, dim2) = (offset.as_i64(), dim1.as_i64(), dim2.as_i64());
+        let l = shape::diagonal_layout("diagonal_copy", &self.layout, offset, dim1, dim2);
         op(
             "diagonal_copy",
             || vec![ten(self), int(offset), int(dim1), int(dim2)],
-            || {
-                materialize(
-                    self,
-                    &shape::diagonal_layout("diagonal_copy", &self.layout, offset, dim1, dim2),
-                )
-            },
+            || materialize(self, &l),
         )
     }
 
     /// [`squeeze`](Tensor::squeeze) into a fresh contiguous tensor.
+    #[track_caller]
     pub fn squeeze_copy(&self) -> Tensor<T> {
-        op(
-            "squeeze_copy",
-            || vec![ten(self)],
-            || materialize(self, &shape::squeeze_layout("squeeze_copy", &self.layout)),
-        )
+        let l = shape::squeeze_layout("squeeze_copy", &self.layout);
+        op("squeeze_copy", || vec![ten(self)], || materialize(self, &l))
     }
 
     /// [`squeeze_dim`](Tensor::squeeze_dim) into a fresh contiguous tensor;
     /// recorded as `squeeze_copy(self, dim)`.
+    #[track_caller]
     pub fn squeeze_dim_copy(&self, dim: impl AsI64) -> Tensor<T> {
         let dim = dim.as_i64();
+        let l = shape::squeeze_dim_layout("squeeze_dim_copy", &self.layout, dim);
         op(
             "squeeze_copy",
             || vec![ten(self), int(dim)],
-            || {
-                materialize(
-                    self,
-                    &shape::squeeze_dim_layout("squeeze_dim_copy", &self.layout, dim),
-                )
-            },
+            || materialize(self, &l),
         )
     }
 
     /// [`unsqueeze`](Tensor::unsqueeze) into a fresh contiguous tensor.
+    #[track_caller]
     pub fn unsqueeze_copy(&self, dim: impl AsI64) -> Tensor<T> {
         let dim = dim.as_i64();
+        let l = shape::unsqueeze_layout("unsqueeze_copy", &self.layout, dim);
         op(
             "unsqueeze_copy",
             || vec![ten(self), int(dim)],
-            || {
-                materialize(
-                    self,
-                    &shape::unsqueeze_layout("unsqueeze_copy", &self.layout, dim),
-                )
-            },
+            || materialize(self, &l),
         )
     }
 
     /// [`expand`](Tensor::expand) into a fresh contiguous tensor (every
     /// repeated element is stored).
+    #[track_caller]
     pub fn expand_copy(&self, shape: impl IntoShape) -> Tensor<T> {
         let shape = shape.into_shape();
+        let l = shape::expand_layout("expand_copy", &self.layout, &shape);
         op(
             "expand_copy",
             || vec![ten(self), Arg::Ints(shape.clone())],
-            || {
-                materialize(
-                    self,
-                    &shape::expand_layout("expand_copy", &self.layout, &shape),
-                )
-            },
+            || materialize(self, &l),
         )
     }
 
     /// [`unfold`](Tensor::unfold) into a fresh contiguous tensor.
+    #[track_caller]
     pub fn unfold_copy(&self, dim: impl AsI64, size: impl AsI64, step: impl AsI64) -> Tensor<T> {
         let (dim, size, step) = (dim.as_i64(), size.as_i64(), step.as_i64());
+        let l = shape::unfold_layout("unfold_copy", &self.layout, dim, size, step);
         op(
             "unfold_copy",
             || vec![ten(self), int(dim), int(size), int(step)],
-            || {
-                materialize(
-                    self,
-                    &shape::unfold_layout("unfold_copy", &self.layout, dim, size, step),
-                )
-            },
+            || materialize(self, &l),
         )
     }
 
     /// [`as_strided`](Tensor::as_strided) into a fresh contiguous tensor
     /// (the offset is absolute in `self`'s storage).
+    #[track_caller]
     pub fn as_strided_copy(
         &self,
         size: impl IntoShape,
@@ -239,6 +207,8 @@ impl<T: Scalar> Tensor<T> {
             stride.into_shape(),
             storage_offset.as_i64(),
         );
+        let l =
+            shape::as_strided_layout("as_strided_copy", self.storage.len(), &size, &stride, off);
         op(
             "as_strided_copy",
             || {
@@ -249,15 +219,12 @@ impl<T: Scalar> Tensor<T> {
                     int(off),
                 ]
             },
-            || {
-                let len = self.storage.len();
-                let l = shape::as_strided_layout("as_strided_copy", len, &size, &stride, off);
-                materialize(self, &l)
-            },
+            || materialize(self, &l),
         )
     }
 
     /// [`alias`](Tensor::alias) into a fresh contiguous tensor.
+    #[track_caller]
     pub fn alias_copy(&self) -> Tensor<T> {
         op(
             "alias_copy",
@@ -267,6 +234,7 @@ impl<T: Scalar> Tensor<T> {
     }
 
     /// [`detach`](Tensor::detach) into a fresh contiguous tensor.
+    #[track_caller]
     pub fn detach_copy(&self) -> Tensor<T> {
         op(
             "detach_copy",
@@ -276,48 +244,40 @@ impl<T: Scalar> Tensor<T> {
     }
 
     /// [`split`](Tensor::split) into fresh contiguous tensors.
+    #[track_caller]
     pub fn split_copy(&self, split_size: impl AsI64, dim: impl AsI64) -> Vec<Tensor<T>> {
         let (split_size, dim) = (split_size.as_i64(), dim.as_i64());
+        let ls = shape::split_layouts("split_copy", &self.layout, split_size, dim);
         op(
             "split_copy",
             || vec![ten(self), int(split_size), int(dim)],
-            || {
-                self.copies_of(shape::split_layouts(
-                    "split_copy",
-                    &self.layout,
-                    split_size,
-                    dim,
-                ))
-            },
+            || self.copies_of(ls),
         )
     }
 
     /// [`chunk`](Tensor::chunk) into fresh contiguous tensors; recorded as
     /// `split_copy(self, ceil(size / chunks), dim)`.
+    #[track_caller]
     pub fn chunk_copy(&self, chunks: impl AsI64, dim: impl AsI64) -> Vec<Tensor<T>> {
         let (chunks, dim) = (chunks.as_i64(), dim.as_i64());
         let s = shape::chunk_split_size("chunk_copy", &self.layout, chunks, dim);
+        let ls = shape::chunk_layouts("chunk_copy", &self.layout, chunks, dim);
         op(
             "split_copy",
             || vec![ten(self), int(s), int(dim)],
-            || {
-                self.copies_of(shape::chunk_layouts(
-                    "chunk_copy",
-                    &self.layout,
-                    chunks,
-                    dim,
-                ))
-            },
+            || self.copies_of(ls),
         )
     }
 
     /// [`unbind`](Tensor::unbind) into fresh contiguous tensors.
+    #[track_caller]
     pub fn unbind_copy(&self, dim: impl AsI64) -> Vec<Tensor<T>> {
         let dim = dim.as_i64();
+        let ls = shape::unbind_layouts("unbind_copy", &self.layout, dim);
         op(
             "unbind_copy",
             || vec![ten(self), int(dim)],
-            || self.copies_of(shape::unbind_layouts("unbind_copy", &self.layout, dim)),
+            || self.copies_of(ls),
         )
     }
 }

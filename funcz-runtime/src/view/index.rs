@@ -217,9 +217,12 @@ impl Step {
 /// the view would).
 #[track_caller]
 pub(crate) fn index_layout(items: &[IndexItem], l: &Layout) -> Layout {
-    steps(items, l.ndim())
-        .iter()
-        .fold(*l, |acc, s| s.layout(&acc))
+    // A loop, not a fold: a closure would hide the caller's location.
+    let mut acc = *l;
+    for s in steps(items, l.ndim()) {
+        acc = s.layout(&acc);
+    }
+    acc
 }
 
 impl<T: Scalar> Tensor<T> {

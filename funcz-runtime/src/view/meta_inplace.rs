@@ -13,13 +13,8 @@ use super::views::int;
 
 impl<T: Scalar> Tensor<T> {
     /// Records `name` with `args` and replaces this handle's layout by
-    /// `layout(&self.layout)`.
-    fn relayout_(
-        &mut self,
-        name: &'static str,
-        args: Vec<Arg>,
-        layout: impl FnOnce(&Self) -> Layout,
-    ) -> Tensor<T> {
+    /// `layout` (computed, and checked, by the caller).
+    fn relayout_(&mut self, name: &'static str, args: Vec<Arg>, layout: Layout) -> Tensor<T> {
         let id = self.id;
         op(
             name,
@@ -29,7 +24,7 @@ impl<T: Scalar> Tensor<T> {
                 all
             },
             || {
-                self.layout = layout(self);
+                self.layout = layout;
                 self.handle()
             },
         )
@@ -45,44 +40,47 @@ impl<T: Scalar> Tensor<T> {
     /// assert_eq!((a.shape(), a.strides()), (&[3, 2][..], &[1, 3][..]));
     /// assert_eq!(b.shape(), &[2, 3]); // other aliases keep their layout
     /// ```
+    #[track_caller]
     pub fn t_(&mut self) -> Tensor<T> {
-        self.relayout_("t_", vec![], |t| shape::t_layout("t_", &t.layout))
+        let l = shape::t_layout("t_", &self.layout);
+        self.relayout_("t_", vec![], l)
     }
 
     /// Swaps dimensions `d0` and `d1` of this handle in place.
+    #[track_caller]
     pub fn transpose_(&mut self, d0: impl AsI64, d1: impl AsI64) -> Tensor<T> {
         let (d0, d1) = (d0.as_i64(), d1.as_i64());
-        self.relayout_("transpose_", vec![int(d0), int(d1)], |t| {
-            shape::transpose_layout("transpose_", &t.layout, d0, d1)
-        })
+        let l = shape::transpose_layout("transpose_", &self.layout, d0, d1);
+        self.relayout_("transpose_", vec![int(d0), int(d1)], l)
     }
 
     /// Removes every size-1 dimension of this handle in place.
+    #[track_caller]
     pub fn squeeze_(&mut self) -> Tensor<T> {
-        self.relayout_("squeeze_", vec![], |t| {
-            shape::squeeze_layout("squeeze_", &t.layout)
-        })
+        let l = shape::squeeze_layout("squeeze_", &self.layout);
+        self.relayout_("squeeze_", vec![], l)
     }
 
     /// Removes dimension `dim` of this handle in place if its size is 1.
     /// Recorded as `squeeze_(self, dim)`.
+    #[track_caller]
     pub fn squeeze_dim_(&mut self, dim: impl AsI64) -> Tensor<T> {
         let dim = dim.as_i64();
-        self.relayout_("squeeze_", vec![int(dim)], |t| {
-            shape::squeeze_dim_layout("squeeze_dim_", &t.layout, dim)
-        })
+        let l = shape::squeeze_dim_layout("squeeze_dim_", &self.layout, dim);
+        self.relayout_("squeeze_", vec![int(dim)], l)
     }
 
     /// Inserts a size-1 dimension at `dim` of this handle in place.
+    #[track_caller]
     pub fn unsqueeze_(&mut self, dim: impl AsI64) -> Tensor<T> {
         let dim = dim.as_i64();
-        self.relayout_("unsqueeze_", vec![int(dim)], |t| {
-            shape::unsqueeze_layout("unsqueeze_", &t.layout, dim)
-        })
+        let l = shape::unsqueeze_layout("unsqueeze_", &self.layout, dim);
+        self.relayout_("unsqueeze_", vec![int(dim)], l)
     }
 
     /// Gives this handle an arbitrary layout in its storage (absolute
     /// offset; must stay inside the storage).
+    #[track_caller]
     pub fn as_strided_(
         &mut self,
         size: impl IntoShape,
@@ -95,10 +93,8 @@ impl<T: Scalar> Tensor<T> {
             storage_offset.as_i64(),
         );
         let args = vec![Arg::Ints(size.clone()), Arg::Ints(stride.clone()), int(off)];
-        self.relayout_("as_strided_", args, |t| {
-            let len = t.storage.len();
-            shape::as_strided_layout("as_strided_", len, &size, &stride, off)
-        })
+        let l = shape::as_strided_layout("as_strided_", self.storage.len(), &size, &stride, off);
+        self.relayout_("as_strided_", args, l)
     }
 
     /// Resizes this handle to `shape` with contiguous strides at its
@@ -112,18 +108,18 @@ impl<T: Scalar> Tensor<T> {
     /// a.resize_([3, 2]);
     /// assert_eq!(a.to_vec(), vec![1.0, 2.0, 3.0, 4.0, 0.0, 0.0]);
     /// ```
+    #[track_caller]
     pub fn resize_(&mut self, shape: impl IntoShape) -> Tensor<T> {
         let shape = shape.into_shape();
-        self.relayout_("resize_", vec![Arg::Ints(shape.clone())], |t| {
-            let l = shape::resize_layout("resize_", &t.layout, &shape);
-            let needed = if l.numel() == 0 { 0 } else { l.storage_end() };
-            if t.storage.len() < needed {
-                let mut data = t.storage.write();
-                if data.len() < needed {
-                    data.resize(needed, T::default());
-                }
+        let l = shape::resize_layout("resize_", &self.layout, &shape);
+        // Grows the storage (if needed) before recording, as the op did.
+        let needed = if l.numel() == 0 { 0 } else { l.storage_end() };
+        if self.storage.len() < needed {
+            let mut data = self.storage.write();
+            if data.len() < needed {
+                data.resize(needed, T::default());
             }
-            l
-        })
+        }
+        self.relayout_("resize_", vec![Arg::Ints(shape.clone())], l)
     }
 }

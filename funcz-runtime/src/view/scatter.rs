@@ -21,16 +21,16 @@ use super::shape;
 use super::views::{int, ten};
 
 impl<T: Scalar> Tensor<T> {
-    /// The shared body: copy `self` contiguously, compute the view's window
-    /// on that copy with `window`, check `src`'s shape and write it in.
-    fn scatter_with(
-        &self,
-        name: &str,
-        src: &Tensor<T>,
-        window: impl FnOnce(&Layout) -> Layout,
-    ) -> Tensor<T> {
-        let base = Layout::contiguous(&self.layout.shape);
-        let w = window(&base);
+    /// The layout of `self`'s row-major copy (the base the copying
+    /// scatters compute their window on).
+    fn scatter_base(&self) -> Layout {
+        Layout::contiguous(&self.layout.shape)
+    }
+
+    /// The checks of the copying scatters: `src`'s shape must be the
+    /// window's and the window must not overlap itself.
+    #[track_caller]
+    fn check_scatter(&self, name: &str, src: &Tensor<T>, w: &Layout) {
         if src.shape() != &w.shape[..] {
             panic!(
                 "funcz: {name}: expected src to have a size equal to the slice of self: src \
@@ -49,6 +49,11 @@ impl<T: Scalar> Tensor<T> {
                 &w.strides[..]
             );
         }
+    }
+
+    /// The shared body: copy `self` contiguously and write `src` into the
+    /// (checked) window `w` of the copy.
+    fn scatter_with(&self, src: &Tensor<T>, w: Layout) -> Tensor<T> {
         // Read each input under its own short-lived guard (they may share
         // storage), then fill the fresh buffer nobody else can see.
         let mut out = {
@@ -270,6 +275,7 @@ impl<T: Scalar> Tensor<T> {
     /// assert_eq!(out.to_vec(), vec![0.0, 1.0, 0.0, 2.0, 0.0, 3.0]);
     /// assert_eq!(a.to_vec(), vec![0.0; 6]);
     /// ```
+    #[track_caller]
     pub fn slice_scatter(
         &self,
         src: &Tensor<T>,
@@ -279,6 +285,8 @@ impl<T: Scalar> Tensor<T> {
         step: impl AsI64,
     ) -> Tensor<T> {
         let (dim, start, end, step) = (dim.as_i64(), start.as_i64(), end.as_i64(), step.as_i64());
+        let w = shape::slice_layout("slice_scatter", &self.scatter_base(), dim, start, end, step);
+        self.check_scatter("slice_scatter", src, &w);
         op(
             "slice_scatter",
             || {
@@ -291,25 +299,20 @@ impl<T: Scalar> Tensor<T> {
                     int(step),
                 ]
             },
-            || {
-                self.scatter_with("slice_scatter", src, |l| {
-                    shape::slice_layout("slice_scatter", l, dim, start, end, step)
-                })
-            },
+            || self.scatter_with(src, w),
         )
     }
 
     /// A copy of `self` with `select(dim, index)` replaced by `src`.
+    #[track_caller]
     pub fn select_scatter(&self, src: &Tensor<T>, dim: impl AsI64, index: impl AsI64) -> Tensor<T> {
         let (dim, index) = (dim.as_i64(), index.as_i64());
+        let w = shape::select_layout("select_scatter", &self.scatter_base(), dim, index);
+        self.check_scatter("select_scatter", src, &w);
         op(
             "select_scatter",
             || vec![ten(self), ten(src), int(dim), int(index)],
-            || {
-                self.scatter_with("select_scatter", src, |l| {
-                    shape::select_layout("select_scatter", l, dim, index)
-                })
-            },
+            || self.scatter_with(src, w),
         )
     }
 
@@ -322,6 +325,7 @@ impl<T: Scalar> Tensor<T> {
     /// let d = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
     /// assert_eq!(a.diagonal_scatter(&d, 0, 0, 1).to_vec(), vec![1.0, 0.0, 0.0, 2.0]);
     /// ```
+    #[track_caller]
     pub fn diagonal_scatter(
         &self,
         src: &Tensor<T>,
@@ -330,14 +334,13 @@ impl<T: Scalar> Tensor<T> {
         dim2: impl AsI64,
     ) -> Tensor<T> {
         let (offset, dim1, dim2) = (offset.as_i64(), dim1.as_i64(), dim2.as_i64());
+        let w =
+            shape::diagonal_layout("diagonal_scatter", &self.scatter_base(), offset, dim1, dim2);
+        self.check_scatter("diagonal_scatter", src, &w);
         op(
             "diagonal_scatter",
             || vec![ten(self), ten(src), int(offset), int(dim1), int(dim2)],
-            || {
-                self.scatter_with("diagonal_scatter", src, |l| {
-                    shape::diagonal_layout("diagonal_scatter", l, offset, dim1, dim2)
-                })
-            },
+            || self.scatter_with(src, w),
         )
     }
 
@@ -345,6 +348,7 @@ impl<T: Scalar> Tensor<T> {
     /// replaced by `src`. The offsets index the row-major copy of `self`
     /// (storage offset 0, `self.numel()` elements), as PyTorch does with
     /// its clone of a contiguous `self`. An overlapping window is refused.
+    #[track_caller]
     pub fn as_strided_scatter(
         &self,
         src: &Tensor<T>,
@@ -357,6 +361,8 @@ impl<T: Scalar> Tensor<T> {
             stride.into_shape(),
             storage_offset.as_i64(),
         );
+        let w = shape::as_strided_layout("as_strided_scatter", self.numel(), &size, &stride, off);
+        self.check_scatter("as_strided_scatter", src, &w);
         op(
             "as_strided_scatter",
             || {
@@ -368,12 +374,7 @@ impl<T: Scalar> Tensor<T> {
                     int(off),
                 ]
             },
-            || {
-                let len = self.numel();
-                self.scatter_with("as_strided_scatter", src, |_| {
-                    shape::as_strided_layout("as_strided_scatter", len, &size, &stride, off)
-                })
-            },
+            || self.scatter_with(src, w),
         )
     }
 }

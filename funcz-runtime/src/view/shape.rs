@@ -26,6 +26,7 @@ use crate::layout::{Layout, contiguous_strides};
 /// Wraps a possibly negative `dim` into `0..rank`, where `rank` is the
 /// rank of `shape` (or one more, for ops that insert a dimension). A 0-d
 /// tensor accepts `0` and `-1`, as in PyTorch.
+#[track_caller]
 pub fn wrap_dim(op: &str, dim: i64, rank: usize, shape: &[usize]) -> usize {
     let n = rank as i64;
     let (lo, hi) = if n == 0 { (-1, 0) } else { (-n, n - 1) };
@@ -44,6 +45,7 @@ pub fn wrap_dim(op: &str, dim: i64, rank: usize, shape: &[usize]) -> usize {
 
 /// Panics (naming `op`) if a result of rank `rank` would exceed
 /// [`MAX_DIMS`](crate::dims::MAX_DIMS).
+#[track_caller]
 fn check_rank(op: &str, rank: usize, what: &dyn std::fmt::Debug) {
     if rank > crate::dims::MAX_DIMS {
         panic!(
@@ -54,6 +56,7 @@ fn check_rank(op: &str, rank: usize, what: &dyn std::fmt::Debug) {
     }
 }
 
+#[track_caller]
 fn non_scalar(op: &str, l: &Layout) {
     if l.ndim() == 0 {
         panic!("funcz: {op}: cannot be applied to a 0-dim tensor (shape [])");
@@ -70,6 +73,7 @@ fn non_scalar(op: &str, l: &Layout) {
 /// use funcz_runtime::view::shape::infer_size;
 /// assert_eq!(&infer_size("view", &[2, -1], 6)[..], &[2, 3]);
 /// ```
+#[track_caller]
 pub fn infer_size(op: &str, shape: &[i64], numel: usize) -> Dims {
     check_rank(op, shape.len(), &shape);
     let mut infer = None;
@@ -113,6 +117,7 @@ pub fn infer_size(op: &str, shape: &[i64], numel: usize) -> Dims {
 /// without copying, or `None` if some new dimension would span two
 /// non-contiguous chunks of the old one (PyTorch's `computeStride`).
 /// `new_shape` must have the same number of elements as `l`.
+#[track_caller]
 pub fn view_strides(l: &Layout, new_shape: &[usize]) -> Option<Dims> {
     let old_shape = &l.shape[..];
     let old_strides = &l.strides[..];
@@ -165,6 +170,7 @@ pub fn view_strides(l: &Layout, new_shape: &[usize]) -> Option<Dims> {
 
 /// Layout of `view(shape)`; panics like PyTorch when the strides do not
 /// allow a view.
+#[track_caller]
 pub fn view_layout(op: &str, l: &Layout, shape: &[i64]) -> Layout {
     match reshape_layout(op, l, shape) {
         Some(v) => v,
@@ -181,6 +187,7 @@ pub fn view_layout(op: &str, l: &Layout, shape: &[i64]) -> Layout {
 /// Layout of `reshape(shape)` when it is a view, or `None` when reshape
 /// must copy (the copy is then contiguous with shape
 /// `infer_size(op, shape, l.numel())`). Panics on an invalid shape.
+#[track_caller]
 pub fn reshape_layout(op: &str, l: &Layout, shape: &[i64]) -> Option<Layout> {
     let new_shape = infer_size(op, shape, l.numel());
     view_strides(l, &new_shape).map(|strides| Layout {
@@ -192,6 +199,7 @@ pub fn reshape_layout(op: &str, l: &Layout, shape: &[i64]) -> Option<Layout> {
 
 /// Layout of `flatten()` when it is a view (`reshape(-1)`; a 0-d tensor
 /// becomes shape `[1]`), or `None` when flatten must copy.
+#[track_caller]
 pub fn flatten_layout(op: &str, l: &Layout) -> Option<Layout> {
     reshape_layout(op, l, &[-1])
 }
@@ -200,6 +208,7 @@ pub fn flatten_layout(op: &str, l: &Layout) -> Option<Layout> {
 // dimension shuffles
 
 /// Layout of `t()`: tensors of rank ≤ 1 are unchanged, 2-d are transposed.
+#[track_caller]
 pub fn t_layout(op: &str, l: &Layout) -> Layout {
     match l.ndim() {
         0 | 1 => *l,
@@ -213,6 +222,7 @@ pub fn t_layout(op: &str, l: &Layout) -> Layout {
 }
 
 /// Layout of `transpose(d0, d1)`.
+#[track_caller]
 pub fn transpose_layout(op: &str, l: &Layout, d0: i64, d1: i64) -> Layout {
     let a = wrap_dim(op, d0, l.ndim(), &l.shape);
     let b = wrap_dim(op, d1, l.ndim(), &l.shape);
@@ -225,6 +235,7 @@ pub fn transpose_layout(op: &str, l: &Layout, d0: i64, d1: i64) -> Layout {
 }
 
 /// Layout of `permute(dims)`: result dim `i` is input dim `dims[i]`.
+#[track_caller]
 pub fn permute_layout(op: &str, l: &Layout, dims: &[i64]) -> Layout {
     if dims.len() != l.ndim() {
         panic!(
@@ -271,6 +282,7 @@ pub fn permute_layout(op: &str, l: &Layout, dims: &[i64]) -> Layout {
 /// assert_eq!(slice_bounds("slice", 5, -3, 100, 1), (2, 5));
 /// assert_eq!(slice_bounds("slice", 5, 4, 1, 1), (4, 4));
 /// ```
+#[track_caller]
 pub fn slice_bounds(op: &str, size: usize, start: i64, end: i64, step: i64) -> (usize, usize) {
     if step < 1 {
         panic!("funcz: {op}: slice step must be positive, got step {step}");
@@ -290,6 +302,7 @@ pub fn slice_bounds(op: &str, size: usize, start: i64, end: i64, step: i64) -> (
 }
 
 /// Layout of `slice(dim, start, end, step)` (see [`slice_bounds`]).
+#[track_caller]
 pub fn slice_layout(op: &str, l: &Layout, dim: i64, start: i64, end: i64, step: i64) -> Layout {
     non_scalar(op, l);
     let d = wrap_dim(op, dim, l.ndim(), &l.shape);
@@ -318,6 +331,7 @@ pub fn slice_layout(op: &str, l: &Layout, dim: i64, start: i64, end: i64, step: 
 /// use funcz_runtime::view::shape::narrow_bounds;
 /// assert_eq!(narrow_bounds("narrow", &Layout::contiguous(&[5]), 0, -3, 2), (2, 4));
 /// ```
+#[track_caller]
 pub fn narrow_bounds(op: &str, l: &Layout, dim: i64, start: i64, length: i64) -> (usize, usize) {
     non_scalar(op, l);
     let d = wrap_dim(op, dim, l.ndim(), &l.shape);
@@ -349,6 +363,7 @@ pub fn narrow_bounds(op: &str, l: &Layout, dim: i64, start: i64, length: i64) ->
 }
 
 /// Layout of `narrow(dim, start, length)`.
+#[track_caller]
 pub fn narrow_layout(op: &str, l: &Layout, dim: i64, start: i64, length: i64) -> Layout {
     let (s, e) = narrow_bounds(op, l, dim, start, length);
     slice_layout(op, l, dim, s as i64, e as i64, 1)
@@ -356,6 +371,7 @@ pub fn narrow_layout(op: &str, l: &Layout, dim: i64, start: i64, length: i64) ->
 
 /// Wraps a possibly negative `index` along `dim` for `select`, panicking
 /// like PyTorch when it is out of range. Returns `(dim, index)`.
+#[track_caller]
 pub fn select_index(op: &str, l: &Layout, dim: i64, index: i64) -> (usize, usize) {
     non_scalar(op, l);
     let d = wrap_dim(op, dim, l.ndim(), &l.shape);
@@ -371,6 +387,7 @@ pub fn select_index(op: &str, l: &Layout, dim: i64, index: i64) -> (usize, usize
 }
 
 /// Layout of `select(dim, index)`: dimension `dim` is removed.
+#[track_caller]
 pub fn select_layout(op: &str, l: &Layout, dim: i64, index: i64) -> Layout {
     let (d, i) = select_index(op, l, dim, index);
     let mut out = *l;
@@ -383,6 +400,7 @@ pub fn select_layout(op: &str, l: &Layout, dim: i64, index: i64) -> Layout {
 /// Layout of `diagonal(offset, dim1, dim2)`: both dims are removed and the
 /// diagonal is appended as the last dim. An offset past either edge gives
 /// an empty diagonal (and leaves the storage offset alone).
+#[track_caller]
 pub fn diagonal_layout(op: &str, l: &Layout, offset: i64, dim1: i64, dim2: i64) -> Layout {
     let d1 = wrap_dim(op, dim1, l.ndim(), &l.shape);
     let d2 = wrap_dim(op, dim2, l.ndim(), &l.shape);
@@ -422,6 +440,7 @@ pub fn diagonal_layout(op: &str, l: &Layout, offset: i64, dim1: i64, dim2: i64) 
 
 /// Layout of `squeeze()`: every size-1 dim removed. Never fails (`op` is
 /// taken for uniformity).
+#[track_caller]
 pub fn squeeze_layout(op: &str, l: &Layout) -> Layout {
     let _ = op;
     let mut out = Layout {
@@ -440,6 +459,7 @@ pub fn squeeze_layout(op: &str, l: &Layout) -> Layout {
 
 /// Layout of `squeeze_dim(dim)`: dim removed if its size is 1, else
 /// unchanged.
+#[track_caller]
 pub fn squeeze_dim_layout(op: &str, l: &Layout, dim: i64) -> Layout {
     let d = wrap_dim(op, dim, l.ndim(), &l.shape);
     let mut out = *l;
@@ -453,6 +473,7 @@ pub fn squeeze_dim_layout(op: &str, l: &Layout, dim: i64) -> Layout {
 /// Layout of `unsqueeze(dim)` (`dim` in `-(n+1)..=n`): a size-1 dim is
 /// inserted, with stride `size * stride` of the dim it precedes (1 at the
 /// end), as PyTorch.
+#[track_caller]
 pub fn unsqueeze_layout(op: &str, l: &Layout, dim: i64) -> Layout {
     let d = wrap_dim(op, dim, l.ndim() + 1, &l.shape);
     check_rank(op, l.ndim() + 1, &"one more dim");
@@ -472,6 +493,7 @@ pub fn unsqueeze_layout(op: &str, l: &Layout, dim: i64) -> Layout {
 
 /// Layout of `expand(shape)`: `-1` keeps an existing dim, new leading dims
 /// and expanded size-1 dims get stride 0 (PyTorch's `inferExpandGeometry`).
+#[track_caller]
 pub fn expand_layout(op: &str, l: &Layout, shape: &[i64]) -> Layout {
     let ndim = shape.len();
     let tdim = l.ndim();
@@ -536,6 +558,7 @@ pub fn expand_layout(op: &str, l: &Layout, shape: &[i64]) -> Layout {
 
 /// Layout of `unfold(dim, size, step)`: windows of `size` elements every
 /// `step` along `dim`, as a new last dim.
+#[track_caller]
 pub fn unfold_layout(op: &str, l: &Layout, dim: i64, size: i64, step: i64) -> Layout {
     let d = wrap_dim(op, dim, l.ndim(), &l.shape);
     check_rank(op, l.ndim() + 1, &"one more dim");
@@ -569,6 +592,7 @@ pub fn unfold_layout(op: &str, l: &Layout, dim: i64, size: i64, step: i64) -> La
 /// Layout of `as_strided(size, stride, storage_offset)` on a storage of
 /// `storage_len` elements. The offset is absolute (not relative to the
 /// input's offset), as in PyTorch; the layout must stay inside the storage.
+#[track_caller]
 pub fn as_strided_layout(
     op: &str,
     storage_len: usize,
@@ -632,6 +656,7 @@ pub fn as_strided_layout(
 /// `split(split_size, dim)`: chunks of `split_size`, the last one smaller;
 /// at least one chunk. Returns `(dim, windows)`; output `k` is
 /// `slice(dim, start_k, end_k, 1)`, which is also its scatter inverse.
+#[track_caller]
 pub fn split_bounds(
     op: &str,
     l: &Layout,
@@ -666,6 +691,7 @@ pub fn split_bounds(
 }
 
 /// Layouts of `split(split_size, dim)`.
+#[track_caller]
 pub fn split_layouts(op: &str, l: &Layout, split_size: i64, dim: i64) -> Vec<Layout> {
     let (d, windows) = split_bounds(op, l, split_size, dim);
     windows
@@ -676,6 +702,7 @@ pub fn split_layouts(op: &str, l: &Layout, split_size: i64, dim: i64) -> Vec<Lay
 
 /// The `split_size` that `chunk(chunks, dim)` uses: `ceil(size / chunks)`
 /// (so chunk may return fewer than `chunks` pieces, as PyTorch).
+#[track_caller]
 pub fn chunk_split_size(op: &str, l: &Layout, chunks: i64, dim: i64) -> usize {
     if l.ndim() == 0 {
         panic!("funcz: {op}: chunk expects at least a 1-dimensional tensor (shape [])");
@@ -693,6 +720,7 @@ pub fn chunk_split_size(op: &str, l: &Layout, chunks: i64, dim: i64) -> usize {
 
 /// Layouts of `chunk(chunks, dim)`: `split(ceil(size / chunks), dim)`,
 /// except that a dimension of size 0 gives `chunks` empty pieces.
+#[track_caller]
 pub fn chunk_layouts(op: &str, l: &Layout, chunks: i64, dim: i64) -> Vec<Layout> {
     let s = chunk_split_size(op, l, chunks, dim);
     let d = wrap_dim(op, dim, l.ndim(), &l.shape);
@@ -704,6 +732,7 @@ pub fn chunk_layouts(op: &str, l: &Layout, chunks: i64, dim: i64) -> Vec<Layout>
 }
 
 /// Layouts of `unbind(dim)`: `select(dim, k)` for every `k`.
+#[track_caller]
 pub fn unbind_layouts(op: &str, l: &Layout, dim: i64) -> Vec<Layout> {
     if l.ndim() == 0 {
         panic!("funcz: {op}: dimension specified as {dim} but tensor has no dimensions");
@@ -721,6 +750,7 @@ pub fn unbind_layouts(op: &str, l: &Layout, dim: i64) -> Vec<Layout> {
 /// offset, or the layout unchanged when the sizes are the same (PyTorch's
 /// `resize_` keeps a transposed tensor's strides then). The storage must
 /// then hold at least `storage_end()` elements.
+#[track_caller]
 pub fn resize_layout(op: &str, l: &Layout, shape: &[i64]) -> Layout {
     if l.shape.iter().map(|&d| d as i64).eq(shape.iter().copied()) {
         return *l;
