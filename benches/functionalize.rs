@@ -96,12 +96,17 @@ static GLOBAL: Counting = Counting;
 // the kernels
 
 /// Defines the original (`$o`), `#[functionalize]` (`$v`) and
-/// `remove = "mutations_and_views"` (`$c`) versions of one body.
+/// `remove = "mutations_and_views"` (`$c`) versions of one body. None is
+/// inlined into its caller, so that all are compiled alike (and each can be
+/// found by name in a profile).
 macro_rules! variants {
     ($o:ident, $v:ident, $c:ident; fn ($($args:tt)*) $(-> $ret:ty)? $body:block) => {
+        #[inline(never)]
         fn $o($($args)*) $(-> $ret)? $body
+        #[inline(never)]
         #[funcz::functionalize]
         fn $v($($args)*) $(-> $ret)? $body
+        #[inline(never)]
         #[funcz::functionalize(remove = "mutations_and_views")]
         fn $c($($args)*) $(-> $ret)? $body
     };
