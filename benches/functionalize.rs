@@ -26,20 +26,38 @@
 //!   copy of the tensor the kernel mutates, or, for the KV loop, one copy
 //!   of a row per step).
 //!
-//! Times are the minimum over samples interleaved across the four versions
-//! in rotating order, so that machine noise hits all of them alike. Run:
+//! With `FUNCZ_TORCH_PYTHON=/path/to/python` (a Python with torch), the run
+//! also times PyTorch eager (1 thread) on the same kernels, written with
+//! the same ops in the same order in `scripts/bench_torch.py`, which it
+//! drives over a pipe so that torch's samples interleave with the others:
+//! columns `torch` (its time per call, measured in the Python process,
+//! Python's call overhead included) and `orig/torch` (the original's time
+//! divided by torch's: below 1.00 = funcz is faster). Before anything is
+//! timed, every torch kernel runs on inputs this bench generates (written
+//! to files at the smoke sizes) and is asserted to give the original's
+//! results (within 1e-5 relative for elementwise kernels, 1e-4 where a
+//! reduction or GEMM may sum in another order). Without the variable the
+//! table has no torch columns and nothing needs Python.
+//!
+//! Times are the minimum over samples interleaved across the versions in
+//! rotating order, so that machine noise hits all of them alike. Run:
 //! `cargo bench --bench functionalize` (about a minute once built; see
 //! BENCHMARKS.md); `FUNCZ_BENCH=matmul cargo bench --bench functionalize`
 //! runs only the rows whose kernel name contains `matmul`. `cargo test
 //! --benches` runs a tiny smoke version.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::RefCell;
 use std::hint::black_box;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use funcz::Tensor;
 use ndarray::{Array, Array1, Array2, ArrayBase, ArrayD, Data, Dimension, Zip, s};
+use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------
 // counting allocator
@@ -78,12 +96,17 @@ static GLOBAL: Counting = Counting;
 // the kernels
 
 /// Defines the original (`$o`), `#[functionalize]` (`$v`) and
-/// `remove = "mutations_and_views"` (`$c`) versions of one body.
+/// `remove = "mutations_and_views"` (`$c`) versions of one body. None is
+/// inlined into its caller, so that all are compiled alike (and each can be
+/// found by name in a profile).
 macro_rules! variants {
     ($o:ident, $v:ident, $c:ident; fn ($($args:tt)*) $(-> $ret:ty)? $body:block) => {
+        #[inline(never)]
         fn $o($($args)*) $(-> $ret)? $body
+        #[inline(never)]
         #[funcz::functionalize]
         fn $v($($args)*) $(-> $ret)? $body
+        #[inline(never)]
         #[funcz::functionalize(remove = "mutations_and_views")]
         fn $c($($args)*) $(-> $ret)? $body
     };
@@ -564,6 +587,225 @@ fn check_nd(sz: &Sizes) {
 }
 
 // ---------------------------------------------------------------------------
+// the check that the PyTorch versions do the same work
+
+/// One case of the PyTorch check: a kernel of `scripts/bench_torch.py`, its
+/// inputs (written to files), its other arguments, and what the original
+/// computed from them (the returned tensor, or the mutated inputs).
+struct TorchCase {
+    kernel: &'static str,
+    inputs: Vec<Tensor>,
+    args: Value,
+    expected: Vec<Tensor>,
+    /// Relative tolerance: 1e-5 for elementwise kernels; reductions and
+    /// GEMMs may sum in another order.
+    tol: f32,
+}
+
+/// The check cases, on the smoke sizes (the kernels' code does not depend
+/// on the size; the inputs are the bench's own generators').
+fn torch_cases() -> Vec<TorchCase> {
+    let sz = Sizes::new(false);
+    let mut cases = Vec::new();
+    let elementwise = 1e-5;
+    let (n, _) = sz.chain[0];
+    let (x, w) = (chain_x(n), chain_w(n));
+    cases.push(TorchCase {
+        kernel: "chain_local",
+        inputs: vec![x.clone(), w.clone()],
+        args: json!({}),
+        expected: vec![chain_local(&x, &w)],
+        tol: elementwise,
+    });
+    let mut xi = x.clone();
+    chain_input(&mut xi, &w);
+    cases.push(TorchCase {
+        kernel: "chain_input",
+        inputs: vec![x, w],
+        args: json!({}),
+        expected: vec![xi],
+        tol: elementwise,
+    });
+
+    let grads = adam_grads(sz.adam);
+    let [p, m, v] = adam_state(sz.adam);
+    let inputs: Vec<Tensor> = [&p, &grads, &m, &v]
+        .into_iter()
+        .flat_map(|ts| ts.iter().map(Tensor::clone))
+        .collect();
+    let [mut p2, mut m2, mut v2] =
+        [&p, &m, &v].map(|ts| ts.iter().map(Tensor::clone).collect::<Vec<_>>());
+    adam(&mut p2, &grads, &mut m2, &mut v2, 1e-3, 10);
+    cases.push(TorchCase {
+        kernel: "adam",
+        inputs,
+        args: json!({"params": p.len(), "lr": 1e-3f32, "step": 10}),
+        expected: [p2, m2, v2].concat(),
+        tol: 1e-5,
+    });
+
+    let (rows, cols) = sz.kv;
+    let new = kv_row(cols);
+    let cache = Tensor::randn(&[rows, cols], 13);
+    let mut c2 = cache.clone();
+    kv_input(&mut c2, &new, 7);
+    cases.push(TorchCase {
+        kernel: "kv_input",
+        inputs: vec![cache, new.clone()],
+        args: json!({"pos": 7}),
+        expected: vec![c2],
+        tol: elementwise,
+    });
+    cases.push(TorchCase {
+        kernel: "kv_local",
+        inputs: vec![new.clone()],
+        args: json!({"steps": sz.kv_steps}),
+        expected: vec![kv_local(&new, sz.kv_steps)],
+        tol: elementwise,
+    });
+
+    let (rows, cols) = sz.rows;
+    let b = rows_b(rows, cols);
+    let mut b2 = b.clone();
+    rows_input(&mut b2, rows);
+    cases.push(TorchCase {
+        kernel: "rows_input",
+        inputs: vec![b],
+        args: json!({"n": rows}),
+        expected: vec![b2],
+        tol: elementwise,
+    });
+    let x = rows_x(rows, cols);
+    cases.push(TorchCase {
+        kernel: "rows_local",
+        inputs: vec![x.clone()],
+        args: json!({"n": rows}),
+        expected: vec![rows_local(&x, rows)],
+        tol: elementwise,
+    });
+
+    let (rows, cols) = sz.layer_norm;
+    let [x, w, b] = layer_norm_inputs(rows, cols);
+    cases.push(TorchCase {
+        kernel: "layer_norm",
+        expected: vec![layer_norm(&x, &w, &b)],
+        inputs: vec![x, w, b],
+        args: json!({}),
+        tol: 1e-4,
+    });
+
+    for n in [sz.add.0, sz.small] {
+        let (x, w) = (chain_x(n), chain_w(n));
+        let mut x2 = x.clone();
+        add_input(&mut x2, &w);
+        cases.push(TorchCase {
+            kernel: "add_input",
+            inputs: vec![x.clone(), w.clone()],
+            args: json!({}),
+            expected: vec![x2],
+            tol: elementwise,
+        });
+        let mut x2 = x.clone();
+        small_adds(&mut x2, &w);
+        cases.push(TorchCase {
+            kernel: "small_adds",
+            inputs: vec![x, w],
+            args: json!({}),
+            expected: vec![x2],
+            tol: elementwise,
+        });
+    }
+
+    for &(batch, n) in sz.matmul {
+        let [a, b] = mm_inputs(batch, n);
+        cases.push(TorchCase {
+            kernel: "mm",
+            expected: vec![mm(&a, &b)],
+            inputs: vec![a, b],
+            args: json!({}),
+            tol: 1e-4,
+        });
+    }
+    cases
+}
+
+fn write_f32(path: &Path, t: &Tensor) {
+    let bytes: Vec<u8> = t.to_vec().iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("bench: writing {path:?}: {e}"));
+}
+
+fn read_f32(path: &Path) -> Vec<f32> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("bench: reading {path:?}: {e}"));
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// Writes the inputs of every [`torch_cases`] case to a scratch directory,
+/// has `bench_torch.py` run its version of each kernel on them, and asserts
+/// that PyTorch's outputs are the original's (element by element, within
+/// the case's relative tolerance; NaN matches NaN).
+fn check_torch(torch: &mut Torch) {
+    let dir = std::env::temp_dir().join(format!("funcz-bench-torch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("bench: scratch directory");
+    let cases = torch_cases();
+    let mut manifest = Vec::new();
+    for (c, case) in cases.iter().enumerate() {
+        let inputs: Vec<Value> = case
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let file = format!("{c}.in{i}.f32");
+                write_f32(&dir.join(&file), t);
+                json!({"file": file, "shape": t.shape()})
+            })
+            .collect();
+        let outputs: Vec<String> = (0..case.expected.len())
+            .map(|i| format!("{c}.out{i}.f32"))
+            .collect();
+        manifest.push(
+            json!({"kernel": case.kernel, "inputs": inputs, "args": case.args, "outputs": outputs}),
+        );
+    }
+    std::fs::write(dir.join("manifest.json"), Value::from(manifest).to_string())
+        .expect("bench: writing the manifest");
+    let r = torch.request(&json!({"cmd": "check", "dir": dir}));
+    assert_eq!(
+        r["cases"].as_u64(),
+        Some(cases.len() as u64),
+        "bench: torch check: {r}"
+    );
+    for (c, case) in cases.iter().enumerate() {
+        for (i, want) in case.expected.iter().enumerate() {
+            let got = read_f32(&dir.join(format!("{c}.out{i}.f32")));
+            let want = want.to_vec();
+            assert_eq!(
+                got.len(),
+                want.len(),
+                "torch {}: output {i}: length",
+                case.kernel
+            );
+            for (j, (&x, &y)) in want.iter().zip(&got).enumerate() {
+                assert!(
+                    x == y
+                        || (x.is_nan() && y.is_nan())
+                        || (x - y).abs() <= case.tol * x.abs().max(y.abs()).max(1.0),
+                    "torch {}: output {i} element {j}: original {x}, torch {y}",
+                    case.kernel
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("bench: removing the scratch directory");
+    println!(
+        "PyTorch eager: {} cases checked to compute the original's results\n",
+        cases.len()
+    );
+}
+
+// ---------------------------------------------------------------------------
 // measurement
 
 struct Plan {
@@ -572,17 +814,41 @@ struct Plan {
     sample_time: Duration,
 }
 
+/// One version of a kernel to time.
+enum Runner<'a> {
+    /// A closure run (and timed) here, once per call.
+    Local(&'a mut dyn FnMut()),
+    /// Something that times `n` calls itself and returns their total time
+    /// (PyTorch, in its own process).
+    Remote(&'a mut dyn FnMut(u32) -> Duration),
+}
+
+impl Runner<'_> {
+    /// The time of `n` calls.
+    fn time(&mut self, n: u32) -> Duration {
+        match self {
+            Runner::Local(f) => {
+                let t = Instant::now();
+                for _ in 0..n {
+                    f();
+                }
+                t.elapsed()
+            }
+            Runner::Remote(f) => f(n),
+        }
+    }
+}
+
 /// Per-call time (minimum over samples) and allocations per call of each
-/// closure; samples are interleaved across closures, in rotating order.
-fn measure(plan: &Plan, fs: &mut [&mut dyn FnMut()]) -> Vec<(Duration, f64)> {
+/// runner (counted in this process: meaningless for a remote one); samples
+/// are interleaved across runners, in rotating order.
+fn measure(plan: &Plan, fs: &mut [Runner<'_>]) -> Vec<(Duration, f64)> {
     // Warm-up, and the number of calls per sample.
     let iters: Vec<u32> = fs
         .iter_mut()
         .map(|f| {
-            f();
-            let t = Instant::now();
-            f();
-            let one = t.elapsed().max(Duration::from_nanos(20));
+            f.time(1);
+            let one = f.time(1).max(Duration::from_nanos(20));
             (plan.sample_time.as_nanos() / one.as_nanos()).clamp(1, 1_000_000) as u32
         })
         .collect();
@@ -593,11 +859,7 @@ fn measure(plan: &Plan, fs: &mut [&mut dyn FnMut()]) -> Vec<(Duration, f64)> {
         for j in 0..n {
             let k = (j + s) % n;
             let a0 = ALLOCS.load(Ordering::Relaxed);
-            let t = Instant::now();
-            for _ in 0..iters[k] {
-                (fs[k])();
-            }
-            let dt = t.elapsed() / iters[k];
+            let dt = fs[k].time(iters[k]) / iters[k];
             let a = (ALLOCS.load(Ordering::Relaxed) - a0) as f64 / iters[k] as f64;
             best[k] = best[k].min(dt);
             if s == 0 {
@@ -640,11 +902,11 @@ fn copy_time(plan: &Plan, b: Bytes) -> Duration {
     let dst = at_page_offset(&mut dst_buf, n, 2048);
     let r = measure(
         plan,
-        &mut [&mut || {
+        &mut [Runner::Local(&mut || {
             for _ in 0..b.reps {
                 black_box(&mut *dst).copy_from_slice(black_box(&*src));
             }
-        }],
+        })],
     );
     r[0].0
 }
@@ -683,16 +945,108 @@ fn fmt_allocs(a: f64) -> String {
     }
 }
 
+// ---------------------------------------------------------------------------
+// PyTorch eager, in its own process
+
+/// `scripts/bench_torch.py --serve`, run by the Python that
+/// `FUNCZ_TORCH_PYTHON` names: one JSON request per line on its stdin, one
+/// JSON reply per line on its stdout (see the script).
+struct Torch {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Torch {
+    /// Starts the script if `FUNCZ_TORCH_PYTHON` is set.
+    fn start() -> Option<Torch> {
+        let python = std::env::var_os("FUNCZ_TORCH_PYTHON")?;
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_torch.py");
+        let mut child = Command::new(&python)
+            .arg(&script)
+            .arg("--serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("bench: cannot run {python:?} {script:?}: {e}"));
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        Some(Torch {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        })
+    }
+
+    /// Sends one request and returns the reply.
+    fn request(&mut self, req: &Value) -> Value {
+        writeln!(self.stdin, "{req}")
+            .and_then(|()| self.stdin.flush())
+            .expect("bench: writing to bench_torch.py");
+        let mut line = String::new();
+        let n = self
+            .stdout
+            .read_line(&mut line)
+            .expect("bench: reading from bench_torch.py");
+        assert!(n > 0, "bench: bench_torch.py exited (request {req})");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("bench: bad reply {line:?}: {e}"))
+    }
+
+    /// Makes the inputs of `tk` in the script; returns their id.
+    fn setup(&mut self, tk: &Tk) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.request(&json!({"cmd": "setup", "id": id, "kernel": tk.kernel, "params": tk.params}));
+        id
+    }
+
+    /// The time of `n` calls of the kernel `id`, measured by the script.
+    fn run(&mut self, id: u64, n: u32) -> Duration {
+        let r = self.request(&json!({"cmd": "run", "id": id, "iters": n}));
+        Duration::from_nanos(r["ns"].as_u64().expect("bench: a time in ns"))
+    }
+
+    fn drop_kernel(&mut self, id: u64) {
+        self.request(&json!({"cmd": "drop", "id": id}));
+    }
+}
+
+impl Drop for Torch {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "{}", json!({"cmd": "quit"}));
+        let _ = self.stdin.flush();
+        let _ = self.child.wait();
+    }
+}
+
+/// A kernel of `scripts/bench_torch.py` and its parameters (sizes).
+struct Tk {
+    kernel: &'static str,
+    params: Value,
+}
+
+fn tk(kernel: &'static str, params: Value) -> Tk {
+    Tk { kernel, params }
+}
+
+// ---------------------------------------------------------------------------
+// the table
+
 struct Table {
     plan: Plan,
     /// Only rows whose kernel name contains this (`FUNCZ_BENCH=matmul`).
     filter: Option<String>,
+    /// PyTorch eager, if `FUNCZ_TORCH_PYTHON` is set.
+    torch: Option<RefCell<Torch>>,
 }
 
 impl Table {
     fn header(&self) {
+        let torch = self.torch.is_some();
         println!(
-            "| {:<17} | {:>9} | {:>9} | {:>10} | {:>11} | {:>9} | {:>10} | {:>19} | {:>9} | {:>16} |",
+            "| {:<17} | {:>9} | {:>9} | {:>10} | {:>11} | {:>9} | {:>10} |{} {:>19} | {:>9} | {:>16} |",
             "kernel",
             "size",
             "orig",
@@ -700,29 +1054,67 @@ impl Table {
             "copies/orig",
             "nd",
             "views/nd",
+            if torch {
+                format!(" {:>9} | {:>10} |", "torch", "orig/torch")
+            } else {
+                String::new()
+            },
             "allocs/call o/v/c",
             "copy ref",
             "copy ref bytes"
         );
         println!(
-            "|{:-<19}|{:->11}|{:->11}|{:->12}|{:->13}|{:->11}|{:->12}|{:->21}|{:->11}|{:->18}|",
-            "", "", "", "", "", "", "", "", "", ""
+            "|{:-<19}|{:->11}|{:->11}|{:->12}|{:->13}|{:->11}|{:->12}|{}{:->21}|{:->11}|{:->18}|",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            if torch {
+                format!("{:->11}|{:->12}|", "", "")
+            } else {
+                String::new()
+            },
+            "",
+            "",
+            ""
         );
     }
 
     /// Measures the original, views, copies and ndarray versions (in that
-    /// order in `fs`) and prints one row.
-    fn row(&self, kernel: &str, size: &str, bytes: Bytes, mut fs: [&mut dyn FnMut(); 4]) {
+    /// order in `fs`), and PyTorch's `tk` if there is a torch column,
+    /// interleaved, and prints one row.
+    fn row(&self, kernel: &str, size: &str, bytes: Bytes, tk: Tk, mut fs: [&mut dyn FnMut(); 4]) {
         if let Some(f) = &self.filter
             && !kernel.contains(f.as_str())
         {
             return;
         }
-        let r = measure(&self.plan, &mut fs);
+        let torch_id = self.torch.as_ref().map(|t| t.borrow_mut().setup(&tk));
+        let mut remote = move |n: u32| {
+            let (t, id) = (self.torch.as_ref(), torch_id);
+            t.expect("a torch column")
+                .borrow_mut()
+                .run(id.expect("set up"), n)
+        };
+        let mut runners: Vec<Runner<'_>> = fs
+            .iter_mut()
+            .map(|f| Runner::Local(&mut **f as &mut dyn FnMut()))
+            .collect();
+        if torch_id.is_some() {
+            runners.push(Runner::Remote(&mut remote));
+        }
+        let r = measure(&self.plan, &mut runners);
+        drop(runners);
+        if let (Some(t), Some(id)) = (&self.torch, torch_id) {
+            t.borrow_mut().drop_kernel(id);
+        }
         let copy = copy_time(&self.plan, bytes);
         let secs = |k: usize| r[k].0.as_secs_f64();
         println!(
-            "| {:<17} | {:>9} | {:>9} | {:>10.2} | {:>11.2} | {:>9} | {:>10.2} | {:>19} | {:>9} | {:>16} |",
+            "| {:<17} | {:>9} | {:>9} | {:>10.2} | {:>11.2} | {:>9} | {:>10.2} |{} {:>19} | {:>9} | {:>16} |",
             kernel,
             size,
             fmt_time(r[0].0),
@@ -730,6 +1122,11 @@ impl Table {
             secs(2) / secs(0),
             fmt_time(r[3].0),
             secs(1) / secs(3),
+            if torch_id.is_some() {
+                format!(" {:>9} | {:>10.2} |", fmt_time(r[4].0), secs(0) / secs(4))
+            } else {
+                String::new()
+            },
             format!(
                 "{} / {} / {}",
                 fmt_allocs(r[0].1),
@@ -766,9 +1163,14 @@ fn main() {
     };
     let sz = Sizes::new(full);
     check_nd(&sz);
+    let torch = Torch::start().map(|mut t| {
+        check_torch(&mut t);
+        RefCell::new(t)
+    });
     let t = Table {
         plan,
         filter: std::env::var("FUNCZ_BENCH").ok(),
+        torch,
     };
     println!(
         "funcz: functionalized / original time per call (f32, min of {} interleaved samples; views = \
@@ -786,6 +1188,7 @@ fn main() {
             "chain (local)",
             name,
             once(n * 4),
+            tk("chain_local", json!({"n": n})),
             [
                 &mut sink(|| chain_local(&x, &w)),
                 &mut sink(|| chain_local_v(&x, &w)),
@@ -804,6 +1207,7 @@ fn main() {
             "chain (input)",
             name,
             once(n * 4),
+            tk("chain_input", json!({"n": n})),
             [
                 &mut || chain_input(x0, &w),
                 &mut || chain_input_v(x1, &w),
@@ -830,6 +1234,10 @@ fn main() {
         "adam (4 params)",
         &size,
         once(numel * 4),
+        tk(
+            "adam",
+            json!({"shapes": sz.adam, "lr": 1e-3f32, "step": 10}),
+        ),
         [
             &mut || adam(p0, &grads, m0, v0, 1e-3, 10),
             &mut || adam_v(p1, &grads, m1, v1, 1e-3, 10),
@@ -855,6 +1263,7 @@ fn main() {
         "kv (input)",
         &size,
         once(cols * 4),
+        tk("kv_input", json!({"rows": rows, "cols": cols, "pos": 7})),
         [
             &mut || kv_input(c0, &new, 7),
             &mut || kv_input_v(c1, &new, 7),
@@ -871,6 +1280,7 @@ fn main() {
             bytes: cols * 4,
             reps: steps,
         },
+        tk("kv_local", json!({"cols": cols, "steps": steps})),
         [
             &mut sink(|| kv_local(&new, steps)),
             &mut sink(|| kv_local_v(&new, steps)),
@@ -890,6 +1300,7 @@ fn main() {
             "rows (input)",
             &size,
             once(rows * cols * 4),
+            tk("rows_input", json!({"rows": rows, "cols": cols})),
             [
                 &mut || rows_input(b0, rows),
                 &mut || rows_input_v(b1, rows),
@@ -904,6 +1315,7 @@ fn main() {
         "rows (local)",
         &size,
         once(rows * cols * 4),
+        tk("rows_local", json!({"rows": rows, "cols": cols})),
         [
             &mut sink(|| rows_local(&x, rows)),
             &mut sink(|| rows_local_v(&x, rows)),
@@ -920,6 +1332,7 @@ fn main() {
         "layer_norm",
         &format!("{rows}x{cols}"),
         once(rows * cols * 4),
+        tk("layer_norm", json!({"rows": rows, "cols": cols})),
         [
             &mut sink(|| layer_norm(&x, &w, &b)),
             &mut sink(|| layer_norm_v(&x, &w, &b)),
@@ -939,6 +1352,7 @@ fn main() {
             "add_ (input)",
             name,
             once(n * 4),
+            tk("add_input", json!({"n": n})),
             [
                 &mut || add_input(x0, &w),
                 &mut || add_input_v(x1, &w),
@@ -961,6 +1375,7 @@ fn main() {
                 bytes: n * 4,
                 reps: SMALL_ADDS,
             },
+            tk("small_adds", json!({"n": n})),
             [
                 &mut || small_adds(x0, &w),
                 &mut || small_adds_v(x1, &w),
@@ -978,6 +1393,7 @@ fn main() {
             "matmul",
             &mm_label(batch, n),
             once(batch.max(1) * n * n * 4),
+            tk("mm", json!({"batch": batch, "n": n})),
             [
                 &mut sink(|| mm(&a, &b)),
                 &mut sink(|| mm_v(&a, &b)),
