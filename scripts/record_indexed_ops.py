@@ -191,6 +191,39 @@ case("index_put_i64_acc", "index_put_", {"x": i64([1, 2, 3]), "i0": i64([2, 2, -
 case("index_put_oob", "index_put_", {"x": x34, "i0": i64([3]), "values": f32([1])},
      {"accumulate": False}, lambda x, i0, values: x.index_put_((i0,), values), inplace=True)
 
+# index_put with None entries (x[:, i] = v): "pattern" lists the entries,
+# "i" a tensor input (i0, i1, ... in order), "-" None
+x234 = f32([2, 3, 4])
+def put_none(name, x, pattern, idx, values, acc, inplace=True):
+    ins = {"x": x, "values": values}
+    for k, t in enumerate(idx):
+        ins[f"i{k}"] = t
+    op = "index_put_" if inplace else "index_put"
+    def fn(x, values, **ii):
+        it = iter([ii[f"i{k}"] for k in range(len(idx))])
+        key = [next(it) if p == "i" else None for p in pattern]
+        aten = torch.ops.aten.index_put_ if inplace else torch.ops.aten.index_put
+        return aten(x, key, values, acc)
+    case(name, op, ins, {"accumulate": acc, "pattern": pattern}, fn, inplace=inplace)
+put_none("put_none_cols", x34, "-i", [i64([2, 0])], f32([3, 2], 100.0), False)
+put_none("put_none_cols_bcast_scalar_t", x34, "-i", [i64([-1])], f32([1], 7.0), False)
+put_none("put_none_cols_acc_dup", x34, "-i", [i64([1, 1, 3])], f32([3], 10.0), True)
+put_none("put_none_mid", x234, "-i", [i64([[0, 2], [1, 1]])], f32([2, 2, 2, 4], 50.0), True, inplace=False)
+put_none("put_none_last", x234, "--i", [i64([3, 0])], f32([2], -1.0), False)
+put_none("put_none_adjacent_pair", x234, "-ii", [i64([0, 2]), i64([3, 1])], f32([2, 2], 9.0), False)
+put_none("put_none_separated", x234, "i-i", [i64([1, 0, 1]), i64([0, 3, 0])], f32([3, 3], 20.0), True)
+put_none("put_none_separated_fn", x234, "i-i", [i64([[1], [0]]), i64([2, 3])], f32([2, 2, 3], -5.0), False, inplace=False)
+put_none("put_none_oob", x34, "-i", [i64([4])], f32([1]), False)
+put_none("put_none_bad_values", x34, "-i", [i64([0, 1])], f32([2, 3]), False)
+
+# index_add with alpha
+case("index_add_alpha_", "index_add_scaled_", {"x": x34, "index": i64([3, 0, 3]), "src": f32([3, 3], 1.0)},
+     {"dim": 1, "alpha": -0.5}, lambda x, index, src: x.index_add_(1, index, src, alpha=-0.5), inplace=True)
+case("index_add_alpha", "index_add_scaled", {"x": x34, "index": i64([2, -0 + 1]), "src": f32([2, 4], 2.0)},
+     {"dim": 0, "alpha": 3.0}, lambda x, index, src: x.index_add(0, index, src, alpha=3.0))
+case("index_add_alpha_bad", "index_add_scaled_", {"x": x34, "index": i64([0]), "src": f32([2, 4])},
+     {"dim": 0, "alpha": 2.0}, lambda x, index, src: x.index_add_(0, index, src, alpha=2.0), inplace=True)
+
 # copy_ / copy across dtypes (float -> int truncates toward zero, bool -> 0/1,
 # anything -> bool is != 0), broadcasting src to self
 fr = torch.tensor([-2.7, -0.5, 0.0, 0.5, 1.9, 100.25], dtype=torch.float32)

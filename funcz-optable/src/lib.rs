@@ -130,10 +130,12 @@ pub const TRACED_AS: &[(&str, &str)] = &[
     ("std_dims", "std"),
     ("vector_norm", "linalg_vector_norm"),
     ("squeeze_dims_copy", "squeeze_copy"),
+    ("index_add_scaled", "index_add"),
     ("add_scaled_", "add_"),
     ("sub_scaled_", "sub_"),
     ("addcmul1_", "addcmul_"),
     ("addcdiv1_", "addcdiv_"),
+    ("index_add_scaled_", "index_add_"),
 ];
 
 /// The aten name a row's method is recorded under in a trace.

@@ -64,3 +64,58 @@ impl<A: AsI64> IntoShape for &Vec<A> {
         self.iter().map(|x| x.as_i64()).collect()
     }
 }
+
+/// The index list of [`index_put`](crate::Tensor::index_put) and
+/// [`index_put_`](crate::Tensor::index_put_): one `i64` tensor per indexed
+/// dimension, from the first, or `None` for a dimension taken whole
+/// (PyTorch's `x[:, i] = v` is `x.index_put_(&[None, Some(&i)], &v,
+/// false)`). Implemented for slices, arrays and `Vec`s of `&Tensor<i64>`
+/// and of `Option<&Tensor<i64>>`.
+///
+/// ```
+/// use funcz_runtime::Tensor;
+/// let x = Tensor::<f32>::zeros(&[2, 3]);
+/// let i = Tensor::<i64>::from_vec(vec![2, 0], &[2]);
+/// x.index_put_(&[None, Some(&i)], 1.0, false); // x[:, [2, 0]] = 1
+/// assert_eq!(x.to_vec(), vec![1.0, 0.0, 1.0, 1.0, 0.0, 1.0]);
+/// ```
+pub trait IntoIndices<'a> {
+    /// The entries, `None` for a dimension taken whole.
+    fn into_indices(self) -> Vec<Option<&'a crate::Tensor<i64>>>;
+}
+
+impl<'a> IntoIndices<'a> for &[&'a crate::Tensor<i64>] {
+    fn into_indices(self) -> Vec<Option<&'a crate::Tensor<i64>>> {
+        self.iter().map(|t| Some(*t)).collect()
+    }
+}
+
+impl<'a, const N: usize> IntoIndices<'a> for &[&'a crate::Tensor<i64>; N] {
+    fn into_indices(self) -> Vec<Option<&'a crate::Tensor<i64>>> {
+        self.iter().map(|t| Some(*t)).collect()
+    }
+}
+
+impl<'a> IntoIndices<'a> for &Vec<&'a crate::Tensor<i64>> {
+    fn into_indices(self) -> Vec<Option<&'a crate::Tensor<i64>>> {
+        self.iter().map(|t| Some(*t)).collect()
+    }
+}
+
+impl<'a> IntoIndices<'a> for &[Option<&'a crate::Tensor<i64>>] {
+    fn into_indices(self) -> Vec<Option<&'a crate::Tensor<i64>>> {
+        self.to_vec()
+    }
+}
+
+impl<'a, const N: usize> IntoIndices<'a> for &[Option<&'a crate::Tensor<i64>>; N] {
+    fn into_indices(self) -> Vec<Option<&'a crate::Tensor<i64>>> {
+        self.to_vec()
+    }
+}
+
+impl<'a> IntoIndices<'a> for &Vec<Option<&'a crate::Tensor<i64>>> {
+    fn into_indices(self) -> Vec<Option<&'a crate::Tensor<i64>>> {
+        self.clone()
+    }
+}

@@ -191,6 +191,39 @@ fn run(op: &str, ins: &std::collections::HashMap<String, Any>, args: &Value) -> 
         "index_fill" => {
             Any::F32(f("x").index_fill(arg_i("dim"), i("index"), arg_f("scalar") as f32))
         }
+        "index_put_" | "index_put" if args.get("pattern").is_some() => {
+            // `None` entries: "-" is None, "i" the next of i0, i1, ...
+            let mut k = 0;
+            let idx: Vec<Option<&Tensor<i64>>> = args["pattern"]
+                .as_str()
+                .unwrap()
+                .chars()
+                .map(|p| {
+                    (p == 'i').then(|| {
+                        k += 1;
+                        i(&format!("i{}", k - 1))
+                    })
+                })
+                .collect();
+            let acc = arg_b("accumulate");
+            if op == "index_put_" {
+                Any::F32(f("x").index_put_(&idx, f("values"), acc))
+            } else {
+                Any::F32(f("x").index_put(&idx, f("values"), acc))
+            }
+        }
+        "index_add_scaled_" => Any::F32(f("x").index_add_scaled_(
+            arg_i("dim"),
+            i("index"),
+            f("src"),
+            arg_f("alpha") as f32,
+        )),
+        "index_add_scaled" => Any::F32(f("x").index_add_scaled(
+            arg_i("dim"),
+            i("index"),
+            f("src"),
+            arg_f("alpha") as f32,
+        )),
         "index_put_" | "index_put" => {
             let mut idx: Vec<&Tensor<i64>> = vec![i("i0")];
             if ins.contains_key("i1") {
@@ -232,7 +265,7 @@ fn every_recorded_case_matches_pytorch() {
     let text = include_str!("fixtures/indexed_ops.json");
     let doc: Value = serde_json::from_str(text).unwrap();
     let cases = doc["cases"].as_array().unwrap();
-    assert!(cases.len() >= 118, "fixture has {} cases", cases.len());
+    assert!(cases.len() >= 131, "fixture has {} cases", cases.len());
     let mut errors = 0;
     // The expected panics are checked below, not printed; a panic's
     // location must be the caller's line (this file), not funcz's.
@@ -256,6 +289,8 @@ fn every_recorded_case_matches_pytorch() {
             .map(|(k, v)| (k.clone(), tensor(v)))
             .collect();
         let out = catch_unwind(AssertUnwindSafe(|| run(op, &ins, &c["args"])));
+        // Messages name the aten op (`index_add_scaled_` is `index_add_`).
+        let traced = funcz_runtime::optable::traced_name(op).unwrap_or(op);
         if c.get("error").is_some() {
             let msg = out.expect_err(&format!("{name}: PyTorch raised, funcz did not"));
             let msg = msg
@@ -264,7 +299,7 @@ fn every_recorded_case_matches_pytorch() {
                 .or_else(|| msg.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
             assert!(
-                msg.starts_with("funcz: ") && msg.contains(op.trim_end_matches('_')),
+                msg.starts_with("funcz: ") && msg.contains(traced.trim_end_matches('_')),
                 "{name}: the panic must name the op: {msg}"
             );
             errors += 1;
@@ -277,9 +312,9 @@ fn every_recorded_case_matches_pytorch() {
         }
     }
     std::panic::set_hook(hook);
-    assert_eq!(errors, 17, "error cases replayed");
+    assert_eq!(errors, 20, "error cases replayed");
     let files = loc.lock().unwrap().clone();
-    assert_eq!(files.len(), 17);
+    assert_eq!(files.len(), 20);
     for f in files {
         assert!(f.ends_with("indexed_torch.rs"), "a panic points into {f}");
     }

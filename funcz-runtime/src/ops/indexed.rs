@@ -17,6 +17,7 @@
 //! assert_eq!(x.to_vec(), vec![2.0, 2.0, 0.0, 0.0, 1.0, 1.0]);
 //! ```
 
+use crate::args::IntoIndices;
 use crate::element::{Element, Scalar};
 use crate::layout::Layout;
 use crate::tensor::Tensor;
@@ -547,6 +548,80 @@ impl<T: Element> Tensor<T> {
         )
     }
 
+    /// [`index_add_`](Tensor::index_add_) of `alpha * source` (aten
+    /// `index_add_(self, dim, index, source, alpha)`: PyTorch's
+    /// `x.index_add_(dim, index, source, alpha=a)` ports as
+    /// `x.index_add_scaled_(dim, &index, &source, a)`). Returns `self`.
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let x = Tensor::<f32>::ones(&[3]);
+    /// let i = Tensor::<i64>::from_vec(vec![2, 0, 2], &[3]);
+    /// x.index_add_scaled_(0, &i, &Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]), -0.5);
+    /// assert_eq!(x.to_vec(), vec![0.0, 1.0, -1.0]);
+    /// ```
+    #[track_caller]
+    pub fn index_add_scaled_(
+        &self,
+        dim: i64,
+        index: &Tensor<i64>,
+        source: &Tensor<T>,
+        alpha: T,
+    ) -> Tensor<T> {
+        let (d, pos) = along("index_add_", self, dim, index, Some(source), false);
+        check_writable("index_add_", &self.layout);
+        trace::op(
+            "index_add_",
+            || index_add_args(self, dim, index, source, alpha),
+            || {
+                let src: Vec<T> = values(source).into_iter().map(|v| alpha * v).collect();
+                let mut g = self.storage.write();
+                write_slices(&mut g, &self.layout, d, &pos, Some(&src), T::zero(), true);
+                drop(g);
+                self.handle()
+            },
+        )
+    }
+
+    /// The functional [`index_add_scaled_`](Tensor::index_add_scaled_)
+    /// (aten `index_add(self, dim, index, source, alpha)`).
+    ///
+    /// ```
+    /// use funcz_runtime::Tensor;
+    /// let x = Tensor::<i64>::zeros(&[2, 2]);
+    /// let i = Tensor::<i64>::from_vec(vec![1], &[1]);
+    /// let y = x.index_add_scaled(1, &i, &Tensor::from_vec(vec![3, 4], &[2, 1]), 2);
+    /// assert_eq!(y.to_vec(), vec![0, 6, 0, 8]);
+    /// ```
+    #[track_caller]
+    pub fn index_add_scaled(
+        &self,
+        dim: i64,
+        index: &Tensor<i64>,
+        source: &Tensor<T>,
+        alpha: T,
+    ) -> Tensor<T> {
+        let (d, pos) = along("index_add", self, dim, index, Some(source), false);
+        trace::op(
+            "index_add",
+            || index_add_args(self, dim, index, source, alpha),
+            || {
+                let src: Vec<T> = values(source).into_iter().map(|v| alpha * v).collect();
+                let out = materialize(self, &self.layout);
+                write_slices(
+                    &mut out.storage.write_unversioned(),
+                    &out.layout,
+                    d,
+                    &pos,
+                    Some(&src),
+                    T::zero(),
+                    true,
+                );
+                out
+            },
+        )
+    }
+
     /// Fills the positions `index` along `dim` with `value` (aten
     /// `index_fill_(self, dim, index, value)`); negative indices count
     /// from the end. `value` is a scalar or a 0-d tensor. Returns `self`.
@@ -746,9 +821,13 @@ impl<T: Element> Tensor<T> {
     /// end. With `accumulate`, duplicate indices add up; without it, the
     /// last write wins. Returns `self`.
     ///
-    /// (PyTorch also takes `None` entries for dims not indexed, as in
-    /// `x[:, i] = v`: index a [`transpose`](Tensor::transpose)d view, or
-    /// use [`index_copy_`](Tensor::index_copy_).)
+    /// `indices` may also hold `None` entries for dimensions taken whole
+    /// (see [`IntoIndices`]): PyTorch's `x[:, i] = v` is
+    /// `x.index_put_(&[None, Some(&i)], &v, false)`. The values then
+    /// broadcast to the shape of `x[:, i]` as PyTorch lays it out (the
+    /// broadcast index shape in place of the indexed dimensions if they are
+    /// adjacent, else in front); the op runs as `index_put_` on a
+    /// `permute`d view of `self` (and is recorded so).
     ///
     /// ```
     /// use funcz_runtime::Tensor;
@@ -761,13 +840,18 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.to_vec(), vec![9.0, 9.0, 0.0, 0.0, 9.0, 9.0]);
     /// ```
     #[track_caller]
-    pub fn index_put_(
+    pub fn index_put_<'a>(
         &self,
-        indices: &[&Tensor<i64>],
+        indices: impl IntoIndices<'a>,
         values: impl Operand<T>,
         accumulate: bool,
     ) -> Tensor<T> {
         let values = values.operand();
+        let idx = indices.into_indices();
+        let Some(indices) = leading(&idx) else {
+            return self.put_with_none("index_put_", &idx, values, accumulate, true);
+        };
+        let indices = &indices[..];
         let plan = put_plan("index_put_", self, indices, &values);
         check_writable("index_put_", &self.layout);
         trace::op(
@@ -792,13 +876,18 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(x.to_vec(), vec![0, 0, 0]);
     /// ```
     #[track_caller]
-    pub fn index_put(
+    pub fn index_put<'a>(
         &self,
-        indices: &[&Tensor<i64>],
+        indices: impl IntoIndices<'a>,
         values: impl Operand<T>,
         accumulate: bool,
     ) -> Tensor<T> {
         let values = values.operand();
+        let idx = indices.into_indices();
+        let Some(indices) = leading(&idx) else {
+            return self.put_with_none("index_put", &idx, values, accumulate, false);
+        };
+        let indices = &indices[..];
         let plan = put_plan("index_put", self, indices, &values);
         trace::op(
             "index_put",
@@ -816,6 +905,129 @@ impl<T: Element> Tensor<T> {
             },
         )
     }
+}
+
+/// The index tensors if `idx` is a run of tensors from the first
+/// dimension (trailing `None`s dropped): the plain `index_put` path.
+fn leading<'a>(idx: &[Option<&'a Tensor<i64>>]) -> Option<Vec<&'a Tensor<i64>>> {
+    let n = idx.iter().rposition(Option::is_some).map_or(0, |k| k + 1);
+    idx[..n].iter().copied().collect::<Option<Vec<_>>>()
+}
+
+impl<T: Element> Tensor<T> {
+    /// `index_put(_)` with `None` entries: the indexed dimensions are
+    /// permuted to the front of a view of `self`, the values (broadcast to
+    /// PyTorch's shape of `self[indices]`) likewise, and the plain op runs
+    /// on the view.
+    #[track_caller]
+    fn put_with_none(
+        &self,
+        op: &'static str,
+        idx: &[Option<&Tensor<i64>>],
+        vals: OperandRef<'_, T>,
+        accumulate: bool,
+        inplace: bool,
+    ) -> Tensor<T> {
+        let (nd, shape) = (self.dim(), self.shape());
+        if idx.len() > nd {
+            panic!(
+                "funcz: {op}: too many indices for tensor of shape {shape:?} (got {})",
+                idx.len()
+            );
+        }
+        let dims: Vec<usize> = (0..idx.len()).filter(|&k| idx[k].is_some()).collect();
+        if dims.is_empty() {
+            panic!(
+                "funcz: {op}: at least one of the indices must be a tensor (self of shape \
+                 {shape:?})"
+            );
+        }
+        let ts: Vec<&Tensor<i64>> = idx.iter().flatten().copied().collect();
+        let mut b: Vec<usize> = Vec::new();
+        for (k, t) in ts.iter().enumerate() {
+            b = broadcast(op, &format!("indices[{}]", dims[k]), &b, t.shape());
+        }
+        // Bounds, named by the dimension of `self` (not of the view).
+        for (k, t) in ts.iter().enumerate() {
+            for v in values(t) {
+                position(op, v, dims[k], shape[dims[k]], true);
+            }
+        }
+        let rest: Vec<usize> = (0..nd).filter(|d| !dims.contains(d)).collect();
+        let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
+        let (first, last) = (dims[0], dims[dims.len() - 1]);
+        let target: Vec<usize> = if adjacent {
+            let mut t = shape[..first].to_vec();
+            t.extend(&b);
+            t.extend(&shape[last + 1..]);
+            t
+        } else {
+            let mut t = b.clone();
+            t.extend(rest.iter().map(|&d| shape[d]));
+            t
+        };
+        let perm: Vec<i64> = dims.iter().chain(&rest).map(|&d| d as i64).collect();
+        let xp = self.permute(&perm);
+        let put = |v: OperandRef<'_, T>| -> Tensor<T> {
+            match (inplace, v) {
+                (true, OperandRef::Scalar(s)) => xp.index_put_(&ts, s, accumulate),
+                (true, OperandRef::Tensor(t)) => xp.index_put_(&ts, t, accumulate),
+                (false, OperandRef::Scalar(s)) => xp.index_put(&ts, s, accumulate),
+                (false, OperandRef::Tensor(t)) => xp.index_put(&ts, t, accumulate),
+            }
+        };
+        let out = match vals {
+            OperandRef::Scalar(_) => put(vals),
+            OperandRef::Tensor(v) => {
+                let got = broadcast(op, "values", &target, v.shape());
+                if got != target {
+                    panic!(
+                        "funcz: {op}: shape mismatch: value tensor of shape {:?} cannot be \
+                         broadcast to indexing result of shape {target:?}",
+                        v.shape()
+                    );
+                }
+                let ve = v.expand(&target);
+                let ve = if adjacent && first > 0 {
+                    // The broadcast index dims to the front, as in `xp`.
+                    let nb = b.len();
+                    let order: Vec<i64> = (first..first + nb)
+                        .chain(0..first)
+                        .chain(first + nb..target.len())
+                        .map(|d| d as i64)
+                        .collect();
+                    ve.permute(&order)
+                } else {
+                    ve
+                };
+                put(OperandRef::Tensor(&ve))
+            }
+        };
+        if inplace {
+            return self.handle();
+        }
+        let mut inv = vec![0i64; nd];
+        for (k, &d) in perm.iter().enumerate() {
+            inv[d as usize] = k as i64;
+        }
+        out.permute(&inv).contiguous()
+    }
+}
+
+fn index_add_args<T: Element>(
+    x: &Tensor<T>,
+    dim: i64,
+    index: &Tensor<i64>,
+    source: &Tensor<T>,
+    alpha: T,
+) -> Vec<Arg> {
+    vec![
+        x.to_arg(),
+        Arg::Int(dim),
+        index.to_arg(),
+        source.to_arg(),
+        super::scalar_arg(alpha),
+    ]
 }
 
 fn put_args<T: Element>(
