@@ -168,7 +168,12 @@ macro_rules! with_arg {
 }
 
 /// Runs `op` on the tracked root `y` the unfused way.
-fn reference_step<T: FloatElement>(y: &mut Tensor<T>, s: &mut Tracked, op: &Op, pool: &[Tensor<T>]) {
+fn reference_step<T: FloatElement>(
+    y: &mut Tensor<T>,
+    s: &mut Tracked,
+    op: &Op,
+    pool: &[Tensor<T>],
+) {
     match *op {
         Op::Add(a) => with_arg!(a, pool, |o| upd!(y, s, add_, add(o))),
         Op::Sub(a) => with_arg!(a, pool, |o| upd!(y, s, sub_, sub(o))),
@@ -279,7 +284,7 @@ fn values(seed: u64, n: usize) -> Vec<f64> {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 23 == 0 {
+            if x.is_multiple_of(23) {
                 SPECIAL[(x >> 8) as usize % SPECIAL.len()]
             } else {
                 ((x >> 11) as f64 / (1u64 << 53) as f64) * 8.0 - 4.0
@@ -407,7 +412,9 @@ fn operand<T: FloatElement>(
             // Broadcast along an inner dimension of size > 1 between two
             // dimensions of size > 1.
             let inner = (1..k.saturating_sub(1)).find(|&m| {
-                shape[m] > 1 && shape[..m].iter().any(|&d| d > 1) && shape[m + 1..].iter().any(|&d| d > 1)
+                shape[m] > 1
+                    && shape[..m].iter().any(|&d| d > 1)
+                    && shape[m + 1..].iter().any(|&d| d > 1)
             });
             match inner {
                 Some(m) => {
@@ -420,14 +427,22 @@ fn operand<T: FloatElement>(
         }
         Kind::Transposed => {
             let t = permuted::<T>(seed, shape);
-            let kind = if t.is_contiguous() { Kind::Run } else { Kind::Transposed };
+            let kind = if t.is_contiguous() {
+                Kind::Run
+            } else {
+                Kind::Transposed
+            };
             (t, kind)
         }
         Kind::Expanded => {
             let ones = vec![1; k];
             let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
             let t = tensor::<T>(seed, &ones).expand(dims);
-            let kind = if numel == 1 { Kind::Run } else { Kind::Expanded };
+            let kind = if numel == 1 {
+                Kind::Run
+            } else {
+                Kind::Expanded
+            };
             (t, kind)
         }
         Kind::Bad => {
@@ -515,7 +530,10 @@ struct Outcome {
 }
 
 fn bits<T: FloatElement>(t: &Tensor<T>) -> Vec<u64> {
-    t.to_vec().into_iter().map(|v| v.to_f64().to_bits()).collect()
+    t.to_vec()
+        .into_iter()
+        .map(|v| v.to_f64().to_bits())
+        .collect()
 }
 
 /// `Tracked`'s `Debug` without the caller's storage address (which
@@ -525,7 +543,9 @@ fn state_string(s: &Tracked) -> String {
     match d.find("caller: ") {
         Some(i) => {
             let rest = &d[i + 8..];
-            let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
             let nonzero = &rest[..end] != "0";
             format!("{}caller: {}{}", &d[..i], nonzero, &rest[end..])
         }
@@ -543,7 +563,7 @@ fn run_case<T: FloatElement>(c: &Case, fused: bool) -> (Outcome, u64, Vec<Kind>)
         kinds,
     } = set_up::<T>(c);
     let before = rt::fused_passes();
-    let mut body = |y: &mut Tensor<T>, s: &mut Tracked| {
+    let body = |y: &mut Tensor<T>, s: &mut Tracked| {
         if fused {
             rt::fused_root(y, s, fusion(&c.ops, &pool));
         } else {
@@ -619,7 +639,13 @@ fn check<T: FloatElement>(c: &Case) -> Result<(), TestCaseError> {
     prop_assert_eq!(ref_passes, 0);
     prop_assert_eq!(&got, &want, "{:?}", kinds);
     let expected = u64::from(expect_fused(c, &kinds) && !c.ops.is_empty());
-    prop_assert_eq!(passes, expected, "one pass expected: {}, kinds {:?}", expected, kinds);
+    prop_assert_eq!(
+        passes,
+        expected,
+        "one pass expected: {}, kinds {:?}",
+        expected,
+        kinds
+    );
     Ok(())
 }
 
@@ -818,11 +844,7 @@ fn layer_norm_tail_with_a_column_and_rows_is_fused() {
             Root::Fresh,
             &[rows, cols],
             vec![(Kind::Run, 0, 1), (Kind::Run, 1, 1), (Kind::Run, 1, 2)],
-            vec![
-                Op::Div(Arg::R(0)),
-                Op::Mul(Arg::R(1)),
-                Op::Add(Arg::R(2)),
-            ],
+            vec![Op::Div(Arg::R(0)), Op::Mul(Arg::R(1)), Op::Add(Arg::R(2))],
         );
         let y = set_up::<f32>(&c);
         assert_eq!(y.pool[0].shape(), &[rows, 1]);
@@ -855,7 +877,12 @@ fn an_operand_in_the_callers_buffer_is_not_fused() {
         }
         let passes = rt::fused_passes() - before;
         rt::write_back(&pool[0], &y);
-        (pool[0].to_vec(), rt::version(&pool[0]), state_string(&s), passes)
+        (
+            pool[0].to_vec(),
+            rt::version(&pool[0]),
+            state_string(&s),
+            passes,
+        )
     };
     let (want, wv, ws, _) = run(false);
     let (got, gv, gs, passes) = run(true);
@@ -964,7 +991,10 @@ fn small_periods_are_gathered_and_long_ones_cut_blocks() {
         (&[3, 1030][..], vec![(Kind::Run, 0, 1)]),
         (&[300, 7, 2][..], vec![(Kind::Run, 1, 1)]),
         (&[3, 257, 64][..], vec![(Kind::Run, 1, 1)]),
-        (&[2, 3, 257, 7][..], vec![(Kind::Run, 2, 1), (Kind::Run, 1, 2)]),
+        (
+            &[2, 3, 257, 7][..],
+            vec![(Kind::Run, 2, 1), (Kind::Run, 1, 2)],
+        ),
     ];
     for (shape, pool) in cases {
         let ops = vec![
@@ -989,7 +1019,13 @@ fn integer_chains_run_op_by_op() {
     rt::fused_root(
         &mut y,
         &mut s,
-        Fusion::new().mul_(3).add_(&w).div_(2).clamp_(-5, 12).neg_().sign_(),
+        Fusion::new()
+            .mul_(3)
+            .add_(&w)
+            .div_(2)
+            .clamp_(-5, 12)
+            .neg_()
+            .sign_(),
     );
     assert_eq!(rt::fused_passes(), before);
     let r = mk();
@@ -1000,7 +1036,10 @@ fn integer_chains_run_op_by_op() {
     let mut y = mk();
     let mut s = Tracked::root(&y);
     let e = catching(|| rt::fused_root(&mut y, &mut s, Fusion::new().add_(1).div_(0))).unwrap_err();
-    assert!(e.starts_with("funcz: div_: integer division by zero"), "{e}");
+    assert!(
+        e.starts_with("funcz: div_: integer division by zero"),
+        "{e}"
+    );
     assert_eq!(y.to_vec(), vec![6, 7, -6, 9, 10, 11]);
 }
 
@@ -1016,14 +1055,28 @@ fn fused_value_updates_a_fresh_value_in_place_and_a_shared_one_functionally() {
     // Fresh: one pass, the same buffer, fresh identities.
     let mut t = x.clone();
     let (id, before) = (t.id(), rt::fused_passes());
-    rt::fused_value(&mut t, Fusion::new().mul_(&w).sub_(1.0).exp_().addcmul_(&w, &w, 0.5));
+    rt::fused_value(
+        &mut t,
+        Fusion::new()
+            .mul_(&w)
+            .sub_(1.0)
+            .exp_()
+            .addcmul_(&w, &w, 0.5),
+    );
     assert_eq!(rt::fused_passes(), before + 1);
     assert_ne!(t.id(), id);
     assert_eq!(t.to_vec(), expect);
     assert_eq!(rt::version(&t), 4);
     // Shared: the other handle never sees a write.
     let mut v = x.shallow_clone();
-    rt::fused_value(&mut v, Fusion::new().mul_(&w).sub_(1.0).exp_().addcmul_(&w, &w, 0.5));
+    rt::fused_value(
+        &mut v,
+        Fusion::new()
+            .mul_(&w)
+            .sub_(1.0)
+            .exp_()
+            .addcmul_(&w, &w, 0.5),
+    );
     assert_eq!(rt::fused_passes(), before + 1);
     assert_eq!(v.to_vec(), expect);
     assert_eq!(x.to_vec(), vec![1.0, 2.0, 3.0]);
@@ -1039,6 +1092,8 @@ fn fused_value_updates_a_fresh_value_in_place_and_a_shared_one_functionally() {
 }
 
 #[test]
+// The borrowed temporary is the point: it lives until the call returns.
+#[allow(clippy::needless_borrows_for_generic_args)]
 fn owned_operands_live_as_long_as_the_fusion() {
     let x = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
     let mut y = x.clone();
@@ -1047,7 +1102,10 @@ fn owned_operands_live_as_long_as_the_fusion() {
     rt::fused_root(
         &mut y,
         &mut s,
-        Fusion::new().add_(x.mul(10.0)).mul_(&x.add(1.0)).clamp_(None, 40.0),
+        Fusion::new()
+            .add_(x.mul(10.0))
+            .mul_(&x.add(1.0))
+            .clamp_(None, 40.0),
     );
     assert_eq!(y.to_vec(), vec![22.0, 40.0]);
 }
@@ -1092,7 +1150,18 @@ fn every_kernel_matches_its_op_bit_for_bit() {
             Op::Addcmul1(0, 1),
             Op::Addcdiv1(0, 1),
         ];
-        for s in [0.0, -0.0, 0.5, 2.0, 3.0, -1.0, 1.0, 1.7, f64::NAN, f64::INFINITY] {
+        for s in [
+            0.0,
+            -0.0,
+            0.5,
+            2.0,
+            3.0,
+            -1.0,
+            1.0,
+            1.7,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
             v.extend([
                 Op::Add(Arg::S(s)),
                 Op::Sub(Arg::S(s)),

@@ -47,8 +47,9 @@ pub enum FuseArg<'a, T: Element> {
     Scalar(T),
     /// A borrowed tensor.
     Ref(&'a Tensor<T>),
-    /// An owned tensor.
-    Owned(Tensor<T>),
+    /// An owned tensor (boxed: most operands are borrowed or scalars, and
+    /// a step stays small).
+    Owned(Box<Tensor<T>>),
 }
 
 impl<T: Element> FuseArg<'_, T> {
@@ -96,7 +97,7 @@ impl<'a, T: Element> IntoFuseArg<'a, T> for &'a Tensor<T> {
 impl<'a, T: Element> IntoFuseArg<'a, T> for Tensor<T> {
     #[inline]
     fn into_fuse_arg(self) -> FuseArg<'a, T> {
-        FuseArg::Owned(self)
+        FuseArg::Owned(Box::new(self))
     }
 }
 
@@ -114,7 +115,7 @@ macro_rules! with_op {
                 $body
             }
             FuseArg::Owned(t) => {
-                let $o: &Tensor<_> = t;
+                let $o: &Tensor<_> = &**t;
                 $body
             }
         }
@@ -226,7 +227,9 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// assert_eq!(y.to_vec(), vec![1.0, 2.0f32.sqrt()]);
     /// ```
     pub fn new() -> Self {
-        Fusion { steps: Vec::new() }
+        Fusion {
+            steps: Vec::with_capacity(8),
+        }
     }
 
     /// An empty fusion for values like `like` (only its element type is
@@ -1153,7 +1156,12 @@ fn fused_pass<T: Element>(root: &Tensor<T>, steps: &[Step<'_, T>]) -> bool {
                 let k = step
                     .block
                     .expect("funcz: internal: a fused step has a kernel");
-                k(x, a.view(s, len, &scratch), b.view(s, len, &scratch), &step.p);
+                k(
+                    x,
+                    a.view(s, len, &scratch),
+                    b.view(s, len, &scratch),
+                    &step.p,
+                );
             }
             s = e;
         }
