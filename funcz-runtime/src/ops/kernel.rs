@@ -112,6 +112,26 @@ fn with_write_reads<T: Element, R, const N: usize>(
     f(&mut w, slices)
 }
 
+/// [`with_write_reads`] for one source of another storage (the common
+/// `x.add_(&w)`): the two locks in address order, without sorting.
+#[inline]
+fn with_write_read<T: Element, R>(
+    dst: &Tensor<T>,
+    src: &Tensor<T>,
+    f: impl FnOnce(&mut [T], &[T]) -> R,
+) -> R {
+    debug_assert!(!dst.same_storage(src));
+    if storage_addr(&dst.storage) < storage_addr(&src.storage) {
+        let mut w = dst.storage.write();
+        let r = src.storage.read();
+        f(&mut w, &r)
+    } else {
+        let r = src.storage.read();
+        let mut w = dst.storage.write();
+        f(&mut w, &r)
+    }
+}
+
 // ---------------------------------------------------------------------------
 // checks
 
@@ -783,7 +803,7 @@ pub(crate) fn inplace_binary<T: Element, F: Fn(T, T) -> T>(
     };
     check_broadcast_into(op, dst.shape(), src.shape());
     if !dst.same_storage(src) {
-        return with_write_reads(dst, [Some(src)], |d, [s]| {
+        return with_write_read(dst, src, |d, s| {
             apply_binary(d, &dst.layout, s, &src.layout, f)
         });
     }

@@ -101,11 +101,20 @@ pub trait InputKey {
     /// Calls `f` with the storage address of each tensor in this input, in
     /// order (without allocating).
     fn visit_keys(&self, f: &mut dyn FnMut(usize));
+
+    /// The storage address of this input if it is one tensor (`None` for
+    /// collections): [`check_inputs_disjoint`]'s fast path.
+    fn single_key(&self) -> Option<usize> {
+        None
+    }
 }
 
 impl<T: Element> InputKey for Tensor<T> {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         f(self.storage_key())
+    }
+    fn single_key(&self) -> Option<usize> {
+        Some(self.storage_key())
     }
 }
 
@@ -135,11 +144,17 @@ impl<X: InputKey + ?Sized> InputKey for &X {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         (**self).visit_keys(f)
     }
+    fn single_key(&self) -> Option<usize> {
+        (**self).single_key()
+    }
 }
 
 impl<X: InputKey + ?Sized> InputKey for &mut X {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         (**self).visit_keys(f)
+    }
+    fn single_key(&self) -> Option<usize> {
+        (**self).single_key()
     }
 }
 
@@ -154,6 +169,21 @@ pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
     let mut keys = [0usize; FEW];
     let mut n = 0;
     let mut clash = false;
+    // Faster still when every input is one tensor (no callback per key).
+    if inputs.len() <= FEW {
+        for (_, input) in inputs {
+            let Some(key) = input.single_key() else {
+                break;
+            };
+            clash |= keys[..n].contains(&key);
+            keys[n] = key;
+            n += 1;
+        }
+        if n == inputs.len() && !clash {
+            return;
+        }
+        (n, clash) = (0, false);
+    }
     for (_, input) in inputs {
         input.visit_keys(&mut |key| {
             if n < FEW {
@@ -200,11 +230,15 @@ pub fn write_back<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
             return;
         }
         if value.layout == dst.layout {
-            crate::trace::op(
-                "copy_",
-                || vec![dst.to_arg(), value.to_arg()],
-                || dst.handle(),
-            );
+            // Nothing to copy: only a recording trace needs to see it (and
+            // then the node's output, a handle of `dst`).
+            if crate::trace::is_recording() {
+                crate::trace::op(
+                    "copy_",
+                    || vec![dst.to_arg(), value.to_arg()],
+                    || dst.handle(),
+                );
+            }
             return;
         }
     }
@@ -353,5 +387,51 @@ pub fn check_fresh<T: Element>(name: &str, value: &Tensor<T>) {
             n - 1,
             value.shape()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clash(inputs: &[(&str, &dyn InputKey)]) -> Option<String> {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check_inputs_disjoint("f", inputs)
+        }));
+        r.err().map(|e| {
+            e.downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_else(|| "non-string panic".into())
+        })
+    }
+
+    #[test]
+    fn inputs_sharing_storage_are_refused_on_every_path() {
+        let a = Tensor::<f32>::zeros(&[4]);
+        let b = Tensor::<f32>::zeros(&[4]);
+        let view = a.narrow(0, 1, 2);
+        // Single tensors (the fast path), by reference and by `&mut`.
+        assert_eq!(clash(&[("a", &&a), ("b", &&b)]), None);
+        let msg = clash(&[("a", &&a), ("b", &&b), ("v", &&view)]).expect("a clash");
+        assert!(msg.contains("inputs `a` and `v` share storage"), "{msg}");
+        let mut b2 = b.shallow_clone();
+        let msg = clash(&[("b", &&b), ("m", &&mut b2)]).expect("a clash");
+        assert!(msg.contains("inputs `b` and `m` share storage"), "{msg}");
+        // A collection among them (the general path).
+        let xs = vec![Tensor::<f32>::zeros(&[1]), view.shallow_clone()];
+        assert_eq!(clash(&[("b", &&b), ("xs", &&xs)]), None);
+        let msg = clash(&[("a", &&a), ("xs", &&xs)]).expect("a clash");
+        assert!(msg.contains("inputs `a` and `xs` share storage"), "{msg}");
+        let msg =
+            clash(&[("xs", &&xs[..]), ("ys", &&[view.shallow_clone()][..])]).expect("a clash");
+        assert!(msg.contains("`xs` and `ys`"), "{msg}");
+        // More single tensors than the fast path holds.
+        let many: Vec<Tensor<f32>> = (0..20).map(|_| Tensor::zeros(&[1])).collect();
+        let mut named: Vec<(&str, &dyn InputKey)> =
+            many.iter().map(|t| ("t", t as &dyn InputKey)).collect();
+        assert_eq!(clash(&named), None);
+        named.push(("last", &many[3]));
+        let msg = clash(&named).expect("a clash");
+        assert!(msg.contains("inputs `t` and `last` share storage"), "{msg}");
     }
 }

@@ -590,6 +590,18 @@ pub fn update_view<T: Element, A>(
     {
         let mut v = meta.forward(root, mode);
         inplace(&v, args);
+        if !crate::trace::is_recording() {
+            // What `reverse_in_place` below does here, minus the trace:
+            // `root` and `v` are the buffer's only handles (and the
+            // caller's, which cannot observe it), `v` is exactly the window
+            // (`meta` is a window view of the root as it is now), so the
+            // scatter moves nothing and only gives the root a fresh
+            // identity (the scatter's output). `v` is dropped unrenamed.
+            debug_assert!(meta.is_window() && v.same_storage(root));
+            root.id = crate::tensor::fresh_id();
+            rstate.generation += 1;
+            return;
+        }
         super::donated(functional, &mut v);
         let how = InPlace {
             caller: rstate.caller_handles(root),
