@@ -83,7 +83,10 @@ pub struct OpInfo {
 
 use OpKind::*;
 
+mod fusible;
 mod rows;
+
+pub use fusible::FUSIBLE;
 
 /// The row groups of the table, one file each under `rows/`.
 pub const TABLES: &[&[OpInfo]] = &[rows::core::OPS, rows::indexed::OPS, rows::math::OPS];

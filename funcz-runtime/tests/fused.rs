@@ -790,6 +790,7 @@ proptest! {
 
     #[test]
     fn fused_root_is_the_op_by_op_code(c in case()) {
+        rt::set_min_fused(0);
         if c.f64 { check::<f64>(&c)? } else { check::<f32>(&c)? }
     }
 }
@@ -826,6 +827,7 @@ fn simple(root: Root, shape: &[usize], pool: Vec<(Kind, usize, usize)>, ops: Vec
 
 #[test]
 fn the_benchmark_chain_is_fused_on_a_local_and_on_an_input() {
+    rt::set_min_fused(0);
     for root in [Root::Fresh, Root::Input] {
         for n in [1, 5, 1000, 5000] {
             let c = simple(root, &[n], vec![(Kind::Run, 0, 1)], chain10());
@@ -837,6 +839,7 @@ fn the_benchmark_chain_is_fused_on_a_local_and_on_an_input() {
 
 #[test]
 fn layer_norm_tail_with_a_column_and_rows_is_fused() {
+    rt::set_min_fused(0);
     // y.div_(&col).mul_(&w).add_(&b) on [rows, cols]: the column is the
     // first dimension only (a = 0, b = 1), the rows the last.
     for (rows, cols) in [(3, 5), (64, 300), (5, 1030), (300, 7)] {
@@ -856,6 +859,7 @@ fn layer_norm_tail_with_a_column_and_rows_is_fused() {
 
 #[test]
 fn an_operand_in_the_callers_buffer_is_not_fused() {
+    rt::set_min_fused(0);
     // The input's value is updated in the caller's buffer (donatable: the
     // caller's tensor is its one other handle), and an operand is that very
     // tensor: the op-by-op kernels read it element by element as they
@@ -893,6 +897,7 @@ fn an_operand_in_the_callers_buffer_is_not_fused() {
 
 #[test]
 fn an_input_is_updated_in_the_callers_buffer_with_one_version_bump_per_op() {
+    rt::set_min_fused(0);
     let caller = Tensor::<f32>::from_vec(vec![-2.0, 0.5, 3.0], &[3]);
     let ptr = |t: &Tensor<f32>| t.with_array_view(|a| a.as_ptr() as usize);
     let p = ptr(&caller);
@@ -909,6 +914,7 @@ fn an_input_is_updated_in_the_callers_buffer_with_one_version_bump_per_op() {
 
 #[test]
 fn a_chain_recorded_in_a_trace_shows_each_functional_op() {
+    rt::set_min_fused(0);
     let w = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
     let x = Tensor::<f32>::from_vec(vec![3.0, -4.0], &[2]);
     let (_, g) = Tracer::new("f").input("x", &x).input("w", &w).run(|| {
@@ -923,6 +929,7 @@ fn a_chain_recorded_in_a_trace_shows_each_functional_op() {
 
 #[test]
 fn shape_errors_panic_as_the_op_after_the_steps_before_it() {
+    rt::set_min_fused(0);
     for root in [Root::Fresh, Root::Input] {
         let c = simple(
             root,
@@ -959,6 +966,7 @@ fn shape_errors_panic_as_the_op_after_the_steps_before_it() {
 
 #[test]
 fn zero_dim_empty_and_one_element_roots() {
+    rt::set_min_fused(0);
     for shape in [&[][..], &[0][..], &[2, 0, 3][..], &[1][..], &[1, 1][..]] {
         for root in [Root::Fresh, Root::Input] {
             let c = simple(
@@ -982,6 +990,7 @@ fn zero_dim_empty_and_one_element_roots() {
 
 #[test]
 fn small_periods_are_gathered_and_long_ones_cut_blocks() {
+    rt::set_min_fused(0);
     // A row of 3 against [5000, 3] (gathered), a column against [3, 1030]
     // (a scalar per block), a [7, 1] column against [300, 7, 2] (period 7
     // repeated per 2 elements: gathered), and a middle run [257, 1]
@@ -1011,6 +1020,7 @@ fn small_periods_are_gathered_and_long_ones_cut_blocks() {
 
 #[test]
 fn integer_chains_run_op_by_op() {
+    rt::set_min_fused(0);
     let w = Tensor::<i64>::from_vec(vec![1, -2, 3], &[3]);
     let mk = || Tensor::<i64>::from_vec(vec![5, 6, -7, 8, 9, 10], &[2, 3]);
     let mut y = mk();
@@ -1045,6 +1055,7 @@ fn integer_chains_run_op_by_op() {
 
 #[test]
 fn fused_value_updates_a_fresh_value_in_place_and_a_shared_one_functionally() {
+    rt::set_min_fused(0);
     let w = Tensor::<f64>::from_vec(vec![0.5, 2.0, -1.0], &[3]);
     let x = Tensor::<f64>::from_vec(vec![1.0, 2.0, 3.0], &[3]);
     let expect = {
@@ -1112,6 +1123,7 @@ fn owned_operands_live_as_long_as_the_fusion() {
 
 #[test]
 fn fusion_of_names_the_element_type_without_borrowing() {
+    rt::set_min_fused(0);
     let w = Tensor::<f32>::from_vec(vec![1.0, 1.0], &[2]);
     let mut y = Tensor::<f32>::from_vec(vec![1.0, 4.0], &[2]);
     let mut s = Tracked::root(&y);
@@ -1124,6 +1136,7 @@ fn fusion_of_names_the_element_type_without_borrowing() {
 /// one-step chain (the fused pass) and as the op itself.
 #[test]
 fn every_kernel_matches_its_op_bit_for_bit() {
+    rt::set_min_fused(0);
     let n = 3000;
     let x: Vec<f64> = values(1, n);
     let a: Vec<f64> = values(2, n);
@@ -1228,6 +1241,7 @@ fn every_kernel_matches_its_op_bit_for_bit() {
 
 #[test]
 fn pool_kinds_cover_every_kind() {
+    rt::set_min_fused(0);
     // The generator can build each kind on a suitable shape (else the
     // property test would not exercise the refusals).
     let shape = [3, 4, 5];

@@ -508,6 +508,7 @@ mod destructure;
 mod exits;
 mod expr;
 mod facts;
+mod fuse;
 mod inplace;
 mod loops;
 mod macros;

@@ -62,27 +62,45 @@ impl Lowerer<'_> {
     pub fn lower_stmts(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
         let mut out = Vec::new();
         let mut stmts = stmts;
+        let fn_tail = std::mem::take(&mut self.fn_tail);
         let mut k = 0;
         while k < stmts.len() {
+            // Split here, not before the block: a chain on a local declared
+            // earlier in this block is only known to be one now.
             if let Some(split) = self.split_chain(&stmts[k]) {
                 stmts.splice(k..=k, split);
             }
-            k += 1;
-        }
-        let fn_tail = std::mem::take(&mut self.fn_tail);
-        let last = stmts.len().wrapping_sub(1);
-        for (k, mut stmt) in stmts.into_iter().enumerate() {
+            // Chains right after a run of plain in-place statements may
+            // continue it (no binding is declared in between).
+            let mut j = k + 1;
+            while j < stmts.len() && self.is_fusible_stmt(&stmts[j - 1]) {
+                if let Some(split) = self.split_chain(&stmts[j]) {
+                    stmts.splice(j..=j, split);
+                }
+                j += 1;
+            }
+            let last = stmts.len() - 1;
             self.pre.push(Vec::new());
             self.synced.push(Vec::new());
             self.stmt_mutated.push(Vec::new());
             self.stmt_fresh.push(Vec::new());
-            if fn_tail
-                && k == last
-                && let Stmt::Expr(e, None) = stmt
-            {
-                stmt = Stmt::Expr(self.eager_output(e), None);
-            }
-            let lowered = self.lower_stmt(stmt);
+            let run = self.fusion_run(&stmts, k);
+            let lowered = if run > 0 {
+                let fused = self.lower_fused(&stmts[k..k + run]);
+                k += run;
+                vec![fused]
+            } else {
+                let placeholder = Stmt::Item(syn::Item::Verbatim(TokenStream::new()));
+                let mut stmt = std::mem::replace(&mut stmts[k], placeholder);
+                if fn_tail
+                    && k == last
+                    && let Stmt::Expr(e, None) = stmt
+                {
+                    stmt = Stmt::Expr(self.eager_output(e), None);
+                }
+                k += 1;
+                self.lower_stmt(stmt)
+            };
             self.synced.pop();
             self.stmt_fresh.pop();
             let mutated = self.stmt_mutated.pop().unwrap_or_default();

@@ -943,6 +943,21 @@ fn fusable<T: Element>(f: &Fusion<'_, T>) -> bool {
     T::IS_FLOAT && !crate::trace::is_recording() && f.steps.iter().all(|s| s.block.is_some())
 }
 
+thread_local! {
+    /// Values smaller than this run op by op: they fit in L1, where one
+    /// pass per op costs what one fused pass does, and the op-by-op path
+    /// allocates nothing (the fused pass classifies its operands in small
+    /// `Vec`s).
+    static MIN_FUSED: Cell<usize> = const { Cell::new(2048) };
+}
+
+/// Sets the smallest number of elements this thread fuses (default 2048)
+/// and returns the previous one: tests fuse small values with 0.
+#[doc(hidden)]
+pub fn set_min_fused(n: usize) -> usize {
+    MIN_FUSED.with(|m| m.replace(n))
+}
+
 /// Elements per block: about 8 KiB of each stream, so that the root's
 /// block and a few operands' stay in L1 while every step runs over them.
 const BLOCK_BYTES: usize = 8 << 10;
@@ -1060,7 +1075,7 @@ impl<'g, T: Element> Src<'g, T> {
 fn fused_pass<T: Element>(root: &Tensor<T>, steps: &[Step<'_, T>]) -> bool {
     let shape = root.shape();
     let n = root.numel();
-    if n == 0 || !root.is_contiguous() || root.layout.offset != 0 {
+    if n == 0 || n < MIN_FUSED.with(Cell::get) || !root.is_contiguous() || root.layout.offset != 0 {
         return false;
     }
     // Classify every tensor operand first.

@@ -1,0 +1,154 @@
+//! Fusion: a run of elementwise in-place ops on one tracked root, in
+//! consecutive statements (or one chain, which `split_chain` made into
+//! statements), runs as one pass over memory (`rt::fused_root`), which
+//! falls back to the ops one by one wherever a single pass would not be
+//! the same computation. The trace still records each functional op.
+//!
+//! Input: `y.sub_(&mean); y.div_(&std); y.mul_(w);` (`y` a root with state)
+//! Output: `match rt::Fusion::of(&y).sub_(&mean).div_(&std).mul_(w) { f => rt::fused_root(&mut y, &mut s, f) };`
+//!
+//! The arguments of the whole run are evaluated before its first op runs,
+//! where the original evaluates each one after the op before it: so every
+//! argument must be one whose value cannot depend on the root (see
+//! `independent`).
+
+#[allow(unused_imports)]
+use super::*;
+
+impl Lowerer<'_> {
+    /// The number of statements from `stmts[k]` on that form one fused run
+    /// (0 when fewer than two do).
+    pub(super) fn fusion_run(&self, stmts: &[Stmt], k: usize) -> usize {
+        let Some((name, _)) = fusible_stmt(&stmts[k]) else {
+            return 0;
+        };
+        let Some(id) = self.fusion_root(name) else {
+            return 0;
+        };
+        let n = stmts[k..]
+            .iter()
+            .take_while(|s| {
+                fusible_stmt(s).is_some_and(|(other, m)| {
+                    other == name && m.args.iter().all(|a| self.independent(a, id))
+                })
+            })
+            .take(MAX_RUN)
+            .count();
+        if n >= 2 { n } else { 0 }
+    }
+
+    /// Whether `stmt` is `name.op(args);` with `op` fusible.
+    pub(super) fn is_fusible_stmt(&self, stmt: &Stmt) -> bool {
+        fusible_stmt(stmt).is_some()
+    }
+
+    /// The root named `name`, if its in-place ops are committed directly
+    /// into its own value and state (a tensor input or a local, not a view,
+    /// not a root whose layout metadata ops changed).
+    fn fusion_root(&self, name: &Ident) -> Option<usize> {
+        if !self.closure_floor.is_empty() || self.scopes.is_ref_name(&name.to_string()) {
+            return None;
+        }
+        let id = self.scopes.lookup(&name.to_string())?;
+        (matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id) && !self.based(id))
+            .then_some(id)
+    }
+
+    /// True if `e`'s value cannot depend on the root `root`'s data, nor
+    /// change anything: literals, names of values that are not views of
+    /// `root`, and arithmetic, references, indexing, fields and op-table
+    /// functional ops of those. A call of anything else might read or write
+    /// `root` (a helper given a view of it), so it is not.
+    fn independent(&self, e: &Expr, root: usize) -> bool {
+        match e {
+            Expr::Lit(_) => true,
+            Expr::Path(p) if p.qself.is_none() => match self.binding_of(e) {
+                Some(id) => {
+                    self.scopes.root_of(id) != Some(root)
+                        && id != root
+                        && !matches!(self.scopes.kind(id), Kind::Ambiguous)
+                }
+                // A constant or a name from outside the function.
+                None => p.path.segments.len() > 1 || p.path.segments[0].arguments.is_none(),
+            },
+            Expr::Paren(p) => self.independent(&p.expr, root),
+            Expr::Group(g) => self.independent(&g.expr, root),
+            Expr::Reference(r) => r.mutability.is_none() && self.independent(&r.expr, root),
+            Expr::Unary(u) => self.independent(&u.expr, root),
+            Expr::Cast(c) => self.independent(&c.expr, root),
+            Expr::Binary(b) => {
+                matches!(
+                    b.op,
+                    syn::BinOp::Add(_)
+                        | syn::BinOp::Sub(_)
+                        | syn::BinOp::Mul(_)
+                        | syn::BinOp::Div(_)
+                        | syn::BinOp::Rem(_)
+                ) && self.independent(&b.left, root)
+                    && self.independent(&b.right, root)
+            }
+            Expr::Field(f) => match self.place_of(e) {
+                Some(id) => self.scopes.root_of(id) != Some(root) && id != root,
+                None => self.independent(&f.base, root),
+            },
+            Expr::Index(i) => self.independent(&i.expr, root) && self.independent(&i.index, root),
+            Expr::MethodCall(m) => {
+                let pure = matches!(
+                    optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                    Some(OpKind::Functional | OpKind::View { .. } | OpKind::MaybeView { .. })
+                );
+                pure && m.turbofish.is_none()
+                    && self.independent(&m.receiver, root)
+                    && m.args.iter().all(|a| self.independent(a, root))
+            }
+            _ => false,
+        }
+    }
+
+    /// Lowers a run that [`Self::fusion_run`] found.
+    pub(super) fn lower_fused(&mut self, run: &[Stmt]) -> Stmt {
+        let (name, _) = fusible_stmt(&run[0]).expect("a fused run");
+        let id = self.fusion_root(name).expect("a fused run");
+        let (v, s) = (self.var(id), state_ident(id));
+        let mut calls = TokenStream::new();
+        for stmt in run {
+            let (_, m) = fusible_stmt(stmt).expect("a fused run");
+            let mut args = m.args.clone();
+            for a in args.iter_mut() {
+                self.visit_expr_mut(a);
+            }
+            self.mark_mutated(id);
+            self.note_commit(self.scopes.root_of(id), Some(id));
+            let method = &m.method;
+            calls.extend(quote!(.#method(#args)));
+        }
+        let rt = rt();
+        let f = tmp("__fz_fusion");
+        // A `match`, so that temporaries in the arguments (`&(&g * 0.1)`)
+        // live until the run has run, as they would in the original calls.
+        pq!(match #rt::Fusion::of(&#v) #calls {
+            #f => #rt::fused_root(&mut #v, &mut #s, #f),
+        };)
+    }
+}
+
+/// The most ops one fused call holds: its builder is a method chain, and
+/// rustc recurses once per link (a longer run is cut into several).
+const MAX_RUN: usize = 32;
+
+/// `name.op(args);` with `op` an elementwise in-place op a fused run can
+/// hold.
+fn fusible_stmt(stmt: &Stmt) -> Option<(&Ident, &syn::ExprMethodCall)> {
+    let Stmt::Expr(Expr::MethodCall(m), Some(_)) = stmt else {
+        return None;
+    };
+    let Expr::Path(p) = &*m.receiver else {
+        return None;
+    };
+    let name = p.path.get_ident()?;
+    let ok = m.attrs.is_empty()
+        && m.turbofish.is_none()
+        && p.attrs.is_empty()
+        && optable::FUSIBLE.contains(&m.method.to_string().as_str());
+    ok.then_some((name, m))
+}

@@ -1,0 +1,120 @@
+//! Runs of in-place elementwise ops on one tensor run as one fused pass
+//! in functionalized code (`rt::fused_root`). The values, the inputs and
+//! the traces are the unfused program's; an argument whose value could
+//! depend on the tensor ends the run (it is evaluated after the ops before
+//! it, as in the original).
+
+mod common;
+
+use common::{check, iota};
+use funcz::Tensor;
+
+// The chain kernel of the benchmark, on a local and on an input.
+variants!(chain_local, chain_local_f, chain_local_fv; fn (x: &Tensor, w: &Tensor) -> Tensor {
+    let y = x.clone();
+    y.mul_(1.01);
+    y.add_(w);
+    y.sub_(0.5);
+    y.relu_();
+    y.div_(1.01);
+    y.sub_(w);
+    y.add_(0.5);
+    y.clamp_(-1000.0, 1000.0);
+    y.abs_();
+    y.neg_();
+    y
+});
+
+variants!(chain_input, chain_input_f, chain_input_fv; fn (x: &mut Tensor, w: &Tensor) {
+    x.mul_(1.01).add_(w).sub_(0.5).relu_();
+    x.div_(1.01).sub_(w).add_(0.5).clamp_(-1000.0, 1000.0).abs_().neg_();
+});
+
+#[test]
+fn a_chain_of_elementwise_ops_fuses_and_traces_each_op() {
+    let n = 5000; // more than one block of the fused pass
+    let x = Tensor::randn(&[n], 1);
+    let w = Tensor::rand(&[n], 2);
+    let [g1, g2] = check("chain_local", &[x.clone(), w.clone()], |v, t| {
+        vec![[chain_local, chain_local_f, chain_local_fv][v](
+            &t[0], &t[1],
+        )]
+    });
+    let ops = "clone mul add sub relu div sub add clamp abs neg";
+    assert_eq!(g1.ops().join(" "), ops, "{g1}");
+    assert_eq!(g2.ops().join(" "), ops, "{g2}");
+    let [g1, _] = check("chain_input", &[x.clone(), w.clone()], |v, t| {
+        let (a, b) = t.split_at_mut(1);
+        [chain_input, chain_input_f, chain_input_fv][v](&mut a[0], &b[0]);
+        vec![]
+    });
+    assert_eq!(g1.ops().len(), 11, "{g1}");
+    // Untraced (the fused pass runs only then): one pass, the same bits.
+    let before = funcz::rt::fused_passes();
+    let (a, b) = (chain_local(&x, &w), chain_local_f(&x, &w));
+    assert_eq!(funcz::rt::fused_passes(), before + 1);
+    assert_eq!(a.to_vec(), b.to_vec());
+    let (mut a, mut b) = (x.clone(), x.clone());
+    chain_input(&mut a, &w);
+    chain_input_f(&mut b, &w);
+    assert_eq!(funcz::rt::fused_passes(), before + 2);
+    assert_eq!(a.to_vec(), b.to_vec());
+}
+
+// Layer norm's tail: a column and two rows broadcast against the rows.
+variants!(norm_tail, norm_tail_f, norm_tail_fv; fn (x: &Tensor, w: &Tensor, b: &Tensor) -> Tensor {
+    let y = x.clone();
+    y.sub_(x.mean_dim(-1, true));
+    let var = y.mul(&y).mean_dim(-1, true);
+    var.add_(1e-5).sqrt_();
+    y.div_(&var).mul_(w).add_(b);
+    y
+});
+
+#[test]
+fn broadcast_operands_fuse_with_the_unfused_values() {
+    let x = Tensor::randn(&[64, 300], 3);
+    let w = Tensor::rand(&[300], 4);
+    let b = Tensor::randn(&[300], 5);
+    check("norm_tail", &[x.clone(), w.clone(), b.clone()], |v, t| {
+        vec![[norm_tail, norm_tail_f, norm_tail_fv][v](
+            &t[0], &t[1], &t[2],
+        )]
+    });
+    let before = funcz::rt::fused_passes();
+    assert_eq!(
+        norm_tail(&x, &w, &b).to_vec(),
+        norm_tail_f(&x, &w, &b).to_vec()
+    );
+    // `y.div_(&var).mul_(w).add_(b)`; `var.add_(1e-5).sqrt_()` is too
+    // small to need a fused pass (64 elements).
+    assert_eq!(funcz::rt::fused_passes(), before + 1);
+}
+
+fn total(t: &Tensor) -> Tensor {
+    t.sum()
+}
+
+// Arguments that read the tensor end the run: `y.sum()` after `add_` sees
+// the added value, a view of `y` too, and so does a helper's result.
+variants!(reads_root, reads_root_f, reads_root_fv; fn (x: &Tensor) -> Tensor {
+    let y = x.clone();
+    let v = y.narrow(0, 0, 1);
+    y.add_(1.0);
+    y.mul_(y.sum());
+    y.add_(2.0);
+    y.div_(&v);
+    y.sub_(1.0);
+    y.mul_(total(&y));
+    y.add_(&y);
+    y
+});
+
+#[test]
+fn arguments_that_read_the_tensor_end_the_run() {
+    check("reads_root", &[iota(&[3])], |v, t| {
+        vec![[reads_root, reads_root_f, reads_root_fv][v](&t[0])]
+    });
+    let x = iota(&[3]);
+    assert_eq!(reads_root(&x).to_vec(), reads_root_f(&x).to_vec());
+}
