@@ -48,11 +48,19 @@ pub(crate) fn check_inplace<T: Element>(
             assert_no_partial_overlap(op, arg, dst, t);
         }
     }
-    if srcs.iter().all(|(_, s)| s.shape() == dst.shape()) {
+    let shape = dst.shape();
+    if srcs.iter().all(|(_, s)| s.shape() == shape) {
         return;
     }
-    let shapes: Vec<&[usize]> = srcs.iter().map(|(_, s)| s.shape()).collect();
-    check_broadcast_to(op, dst.shape(), &shapes);
+    // As `check_broadcast_to`, without collecting the shapes (no
+    // allocation on the path of every in-place op).
+    let mut b = Dims::from_slice(shape);
+    for (_, s) in srcs {
+        b = broadcast_shapes(op, &b, s.shape());
+    }
+    if &b[..] != shape {
+        panic!("funcz: {op}: output with shape {shape:?} doesn't match the broadcast shape {b:?}");
+    }
 }
 
 /// Panics (at the caller's line) unless the shapes `srcs` broadcast

@@ -50,21 +50,24 @@ pub(crate) fn is_non_overlapping_and_dense(l: &Layout) -> bool {
     if l.ndim() == 1 {
         return l.shape[0] < 2 || l.strides[0] == 1;
     }
-    let mut dims: Vec<(usize, usize)> = l
-        .shape
-        .iter()
-        .zip(l.strides.iter())
-        .filter(|(n, _)| **n >= 2)
-        .map(|(&n, &s)| (s, n))
-        .collect();
-    // A stable sort by stride, as PyTorch's comparison sort over dims.
-    dims.sort_by_key(|&(s, _)| s);
+    // The dims of size > 1 as (stride, size), on the stack (no allocation:
+    // this runs on every in-place op whose operand shares the storage).
+    let mut dims = [(0usize, 0usize); crate::dims::MAX_DIMS];
+    let mut n = 0;
+    for (&size, &stride) in l.shape.iter().zip(l.strides.iter()) {
+        if size >= 2 {
+            dims[n] = (stride, size);
+            n += 1;
+        }
+    }
+    // By stride (two dims of equal stride fail either way round).
+    dims[..n].sort_unstable_by_key(|&(s, _)| s);
     let mut want = 1usize;
-    for (s, n) in dims {
+    for &(s, size) in &dims[..n] {
         if s != want {
             return false;
         }
-        want = match want.checked_mul(n) {
+        want = match want.checked_mul(size) {
             Some(w) => w,
             None => return false,
         };
