@@ -139,6 +139,13 @@ pub const TRACED_AS: &[(&str, &str)] = &[
     ("addcmul1_", "addcmul_"),
     ("addcdiv1_", "addcdiv_"),
     ("index_add_scaled_", "index_add_"),
+    ("to_dtype", "_to_copy"),
+    ("float", "_to_copy"),
+    ("double", "_to_copy"),
+    ("long", "_to_copy"),
+    ("int", "_to_copy"),
+    ("bool", "_to_copy"),
+    ("where_self", "where"),
 ];
 
 /// The aten name a row's method is recorded under in a trace.

@@ -73,13 +73,34 @@ fn metadata_ops_change_only_the_handle() {
 }
 
 #[test]
-fn self_aliasing_operands_are_read_before_any_write() {
+fn partially_overlapping_operands_are_refused_as_in_pytorch() {
+    // PyTorch raises "unsupported operation: some elements of the input
+    // tensor and the written-to tensor refer to a single memory location"
+    // for both (see also tests/overlap_torch.rs).
+    let partial = |f: &dyn Fn()| {
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("panic");
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            msg.contains("some elements of the input tensor and the written-to tensor refer"),
+            "{msg}"
+        );
+    };
     let x = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
-    x.add_(x.t());
-    assert_eq!(x.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
+    partial(&|| drop(x.add_(x.t())));
     // a shifted window of the same storage
     let y = iota(&[5]);
-    y.narrow(0, 1, 4).copy_(&y.narrow(0, 0, 4));
+    partial(&|| drop(y.narrow(0, 1, 4).copy_(&y.narrow(0, 0, 4))));
+    assert_eq!(
+        (x.version(), y.version()),
+        (0, 0),
+        "a refused op writes nothing"
+    );
+    // The same operands cloned first, and the full overlap x.add_(&x).
+    x.add_(x.t().clone());
+    assert_eq!(x.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
+    x.add_(&x);
+    assert_eq!(x.to_vec(), vec![4.0, 10.0, 10.0, 16.0]);
+    y.narrow(0, 1, 4).copy_(&y.narrow(0, 0, 4).clone());
     assert_eq!(y.to_vec(), vec![0.0, 0.0, 1.0, 2.0, 3.0]);
 }
 

@@ -92,3 +92,25 @@ fn indexed_writes_on_inputs() {
     assert_eq!(c.model.input_updates.len(), 2);
     assert!(c.model.graph.is_functional() && c.model.graph.is_view_free());
 }
+
+#[test]
+fn take_and_nonzero() {
+    let a = f32s(12, &[3, 4]);
+    let c = Check::new("take_nonzero").input("a", &a).run(|| {
+        // In range, negative (from the end) and through a transpose (the
+        // logical row-major order of the view, not the storage's).
+        let i = Tensor::<i64>::from_vec(vec![11, 0, -1, 5, -12, 7], &[2, 3]);
+        let t = a.take(&i);
+        let tt = a.t().take(&i);
+        let t0 = a.take(&Tensor::<i64>::from_vec(vec![-5], &[]));
+        // Indices of the elements above 0.5, of a mask, and of a 0-d input.
+        let nz = a.gt(0.5).float().mul(&a).nonzero();
+        let nzm = a.t().lt(0.0).nonzero();
+        let nz0 = a.sum().gt(0.0).nonzero();
+        (t, tt, t0, nz, nzm, nz0.float())
+    });
+    assert!(c.model.graph.is_functional());
+    for op in ["take", "nonzero"] {
+        assert!(c.graph.ops().contains(&op), "{op}");
+    }
+}

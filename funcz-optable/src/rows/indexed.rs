@@ -4,15 +4,23 @@ use super::*;
 
 /// The rows of this group.
 ///
-/// Every functional row must have an ONNX mapping under its own name
-/// (`funcz-runtime/tests/onnx.rs`), so the methods recorded under another
-/// aten name (`to_dtype`, `float`, `long`, ... as `_to_copy`; `where_self`
-/// as `where`; `any_dim`/`all_dim` as `any`/`all`; `i_copy` as its
-/// `select_copy`/`slice_copy` chain) and those the exporter does not map
-/// (`take`, `nonzero`) are not rows yet: the macro
-/// treats them as calls it cannot see into (checked at run time).
+/// Every functional row must have an ONNX mapping under its traced name
+/// (`funcz-runtime/tests/onnx.rs`). The casts (`to_dtype`, `float`,
+/// `double`, `long`, `int`, `bool`) are traced as aten `_to_copy` and
+/// `where_self` as `where` (see [`TRACED_AS`](crate::TRACED_AS)). The casts
+/// are functional: funcz's casts always return a fresh tensor, also to the
+/// same dtype (aten `_to_copy`; PyTorch's `x.float()` of a float tensor
+/// returns `x` itself, funcz's a copy). `any_dim`/`all_dim` and `i_copy` are
+/// not rows yet: the macro treats them as calls it cannot see into
+/// (checked at run time).
 pub const OPS: &[OpInfo] = &[
     // casts (aten `_to_copy`)
+    f("to_dtype"),
+    f("float"),
+    f("double"),
+    f("long"),
+    f("int"),
+    f("bool"),
     // comparisons and masks
     f("lt"),
     f("le"),
@@ -26,9 +34,12 @@ pub const OPS: &[OpInfo] = &[
     f("logical_not"),
     f("any"),
     f("all"),
+    f("where_self"),
     // indexed reads
     f("index_select"),
     f("gather"),
+    f("take"),
+    f("nonzero"),
     // indexed writes: the functional twins
     f("masked_fill"),
     f("masked_scatter"),

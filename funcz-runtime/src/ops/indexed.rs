@@ -26,6 +26,7 @@ use crate::view::gather::{gather_from, materialize};
 
 use super::dtype::{broadcast, check_writable, values, values_as, wrap_dim};
 use super::mask::fill_value;
+use super::overlap::assert_no_overlap;
 use super::{Operand, OperandRef};
 
 /// Checks one index against a dimension of size `size` and returns it as
@@ -306,6 +307,8 @@ impl<T: Scalar> Tensor<T> {
     pub fn index_copy_(&self, dim: i64, index: &Tensor<i64>, source: &Tensor<T>) -> Tensor<T> {
         let (d, pos) = along("index_copy_", self, dim, index, Some(source), false);
         check_writable("index_copy_", &self.layout);
+        assert_no_overlap("index_copy_", "index", self, index);
+        assert_no_overlap("index_copy_", "source", self, source);
         trace::op(
             "index_copy_",
             || {
@@ -489,6 +492,8 @@ impl<T: Element> Tensor<T> {
     pub fn index_add_(&self, dim: i64, index: &Tensor<i64>, source: &Tensor<T>) -> Tensor<T> {
         let (d, pos) = along("index_add_", self, dim, index, Some(source), false);
         check_writable("index_add_", &self.layout);
+        assert_no_overlap("index_add_", "index", self, index);
+        assert_no_overlap("index_add_", "source", self, source);
         trace::op(
             "index_add_",
             || {
@@ -570,6 +575,8 @@ impl<T: Element> Tensor<T> {
     ) -> Tensor<T> {
         let (d, pos) = along("index_add_", self, dim, index, Some(source), false);
         check_writable("index_add_", &self.layout);
+        assert_no_overlap("index_add_", "index", self, index);
+        assert_no_overlap("index_add_", "source", self, source);
         trace::op(
             "index_add_",
             || index_add_args(self, dim, index, source, alpha),
@@ -638,6 +645,7 @@ impl<T: Element> Tensor<T> {
         let v = fill_value("index_fill_", &value);
         let (d, pos) = along("index_fill_", self, dim, index, None, true);
         check_writable("index_fill_", &self.layout);
+        assert_no_overlap("index_fill_", "index", self, index);
         trace::op(
             "index_fill_",
             || vec![self.to_arg(), Arg::Int(dim), index.to_arg(), value.to_arg()],
@@ -782,6 +790,10 @@ impl<T: Element> Tensor<T> {
         };
         if inplace {
             check_writable(op, &self.layout);
+            assert_no_overlap(op, "index", self, index);
+            if let OperandRef::Tensor(s) = src {
+                assert_no_overlap(op, "src", self, s);
+            }
         }
         let apply = |data: &mut [T]| {
             for (&o, &v) in targets.iter().zip(&vals) {
@@ -848,6 +860,14 @@ impl<T: Element> Tensor<T> {
     ) -> Tensor<T> {
         let values = values.operand();
         let idx = indices.into_indices();
+        for (k, i) in idx.iter().enumerate() {
+            if let Some(i) = i.filter(|i| i.storage_key() == self.storage_key()) {
+                assert_no_overlap("index_put_", &format!("indices[{k}]"), self, i);
+            }
+        }
+        if let OperandRef::Tensor(v) = values {
+            assert_no_overlap("index_put_", "values", self, v);
+        }
         let Some(indices) = leading(&idx) else {
             return self.put_with_none("index_put_", &idx, values, accumulate, true);
         };

@@ -13,7 +13,7 @@ use std::any::Any;
 
 use crate::dims::Dims;
 use crate::element::{Element, FloatElement, Scalar};
-use crate::layout::{Layout, broadcast_shapes};
+use crate::layout::broadcast_shapes;
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
@@ -26,16 +26,41 @@ use crate::view::gather::scatter_into;
 use super::dtype::values_as;
 use super::kernel::{check_writable, inplace_binary, inplace_ternary, inplace_unary};
 use super::operand::{Operand, OperandRef};
+use super::overlap::assert_no_partial_overlap;
 use super::scalar_arg;
 
-/// The checks of an in-place op writing into `dst` with operands of
-/// shapes `srcs`, at the caller's line: `dst` must not overlap itself and
-/// the operands must broadcast to exactly `dst`'s shape (the kernels
-/// check again, but from inside the traced closure).
+/// The checks of an in-place op writing into `dst` with the operands
+/// `srcs` (argument name, operand), at the caller's line: `dst` must not
+/// overlap itself, no tensor operand may partially overlap `dst`
+/// (PyTorch's `assert_no_partial_overlap`: `x.add_(&x.t())` is refused,
+/// `x.add_(&x)` is not), and the operands must broadcast to exactly
+/// `dst`'s shape (the kernels check again, but from inside the traced
+/// closure).
 #[track_caller]
-pub(crate) fn check_inplace(op: &str, dst: &Layout, srcs: &[&[usize]]) {
-    check_writable(op, dst);
-    check_broadcast_to(op, &dst.shape, srcs);
+pub(crate) fn check_inplace<T: Element>(
+    op: &str,
+    dst: &Tensor<T>,
+    srcs: &[(&str, OperandRef<'_, T>)],
+) {
+    check_writable(op, &dst.layout);
+    for (arg, src) in srcs {
+        if let OperandRef::Tensor(t) = src {
+            assert_no_partial_overlap(op, arg, dst, t);
+        }
+    }
+    let shape = dst.shape();
+    if srcs.iter().all(|(_, s)| s.shape() == shape) {
+        return;
+    }
+    // As `check_broadcast_to`, without collecting the shapes (no
+    // allocation on the path of every in-place op).
+    let mut b = Dims::from_slice(shape);
+    for (_, s) in srcs {
+        b = broadcast_shapes(op, &b, s.shape());
+    }
+    if &b[..] != shape {
+        panic!("funcz: {op}: output with shape {shape:?} doesn't match the broadcast shape {b:?}");
+    }
 }
 
 /// Panics (at the caller's line) unless the shapes `srcs` broadcast
@@ -76,7 +101,7 @@ impl<T: Element> Tensor<T> {
     #[track_caller]
     pub fn add_(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
-        check_inplace("add_", &self.layout, &[other.shape()]);
+        check_inplace("add_", self, &[("other", other)]);
         trace::op("add_", record2(self, &other), || {
             inplace_binary("add_", self, other, |x, y| x + y);
             self.handle()
@@ -87,7 +112,7 @@ impl<T: Element> Tensor<T> {
     #[track_caller]
     pub fn sub_(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
-        check_inplace("sub_", &self.layout, &[other.shape()]);
+        check_inplace("sub_", self, &[("other", other)]);
         trace::op("sub_", record2(self, &other), || {
             inplace_binary("sub_", self, other, |x, y| x - y);
             self.handle()
@@ -98,7 +123,7 @@ impl<T: Element> Tensor<T> {
     #[track_caller]
     pub fn mul_(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
-        check_inplace("mul_", &self.layout, &[other.shape()]);
+        check_inplace("mul_", self, &[("other", other)]);
         trace::op("mul_", record2(self, &other), || {
             inplace_binary("mul_", self, other, |x, y| x * y);
             self.handle()
@@ -110,7 +135,7 @@ impl<T: Element> Tensor<T> {
     #[track_caller]
     pub fn div_(&self, other: impl Operand<T>) -> Tensor<T> {
         let other = other.operand();
-        check_inplace("div_", &self.layout, &[other.shape()]);
+        check_inplace("div_", self, &[("other", other)]);
         check_int_divisor("div_", self.shape(), &other);
         trace::op("div_", record2(self, &other), || {
             inplace_binary("div_", self, other, |x, y| x / y);
@@ -121,7 +146,7 @@ impl<T: Element> Tensor<T> {
     /// In-place negation (aten `neg_`). Returns `self`.
     #[track_caller]
     pub fn neg_(&self) -> Tensor<T> {
-        check_inplace("neg_", &self.layout, &[]);
+        check_inplace("neg_", self, &[]);
         trace::op(
             "neg_",
             || vec![self.to_arg()],
@@ -135,7 +160,7 @@ impl<T: Element> Tensor<T> {
     /// In-place absolute value (aten `abs_`). Returns `self`.
     #[track_caller]
     pub fn abs_(&self) -> Tensor<T> {
-        check_inplace("abs_", &self.layout, &[]);
+        check_inplace("abs_", self, &[]);
         trace::op(
             "abs_",
             || vec![self.to_arg()],
@@ -149,7 +174,7 @@ impl<T: Element> Tensor<T> {
     /// In-place `max(self, 0)` (aten `relu_`). Returns `self`.
     #[track_caller]
     pub fn relu_(&self) -> Tensor<T> {
-        check_inplace("relu_", &self.layout, &[]);
+        check_inplace("relu_", self, &[]);
         trace::op(
             "relu_",
             || vec![self.to_arg()],
@@ -165,7 +190,7 @@ impl<T: Element> Tensor<T> {
     pub fn clamp_(&self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Tensor<T> {
         let (min, max) = (min.into(), max.into());
         check_clamp_bounds("clamp_", min, max);
-        check_inplace("clamp_", &self.layout, &[]);
+        check_inplace("clamp_", self, &[]);
         trace::op(
             "clamp_",
             || vec![self.to_arg(), opt_scalar(min), opt_scalar(max)],
@@ -180,7 +205,14 @@ impl<T: Element> Tensor<T> {
     /// shape of all three must be `self`'s shape. Returns `self`.
     #[track_caller]
     pub fn addcmul_(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Tensor<T> {
-        check_inplace("addcmul_", &self.layout, &[t1.shape(), t2.shape()]);
+        check_inplace(
+            "addcmul_",
+            self,
+            &[
+                ("tensor1", OperandRef::Tensor(t1)),
+                ("tensor2", OperandRef::Tensor(t2)),
+            ],
+        );
         trace::op(
             "addcmul_",
             || vec![self.to_arg(), t1.to_arg(), t2.to_arg(), scalar_arg(value)],
@@ -207,7 +239,7 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn fill_(&self, value: T) -> Tensor<T> {
-        check_inplace("fill_", &self.layout, &[]);
+        check_inplace("fill_", self, &[]);
         trace::op(
             "fill_",
             || vec![self.to_arg(), scalar_arg(value)],
@@ -221,7 +253,7 @@ impl<T: Element> Tensor<T> {
     /// Sets every element to zero (aten `zero_`). Returns `self`.
     #[track_caller]
     pub fn zero_(&self) -> Tensor<T> {
-        check_inplace("zero_", &self.layout, &[]);
+        check_inplace("zero_", self, &[]);
         trace::op(
             "zero_",
             || vec![self.to_arg()],
@@ -279,7 +311,9 @@ impl<T: Scalar> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn copy_(&self, src: &Tensor<T>) -> Tensor<T> {
-        check_inplace("copy_", &self.layout, &[src.shape()]);
+        check_writable("copy_", &self.layout);
+        assert_no_partial_overlap("copy_", "src", self, src);
+        check_broadcast_to("copy_", self.shape(), &[src.shape()]);
         trace::op(
             "copy_",
             || vec![self.to_arg(), src.to_arg()],
@@ -342,7 +376,7 @@ impl<T: FloatElement> Tensor<T> {
     #[track_caller]
     pub fn pow_(&self, exponent: impl Operand<T>) -> Tensor<T> {
         let e = exponent.operand();
-        check_inplace("pow_", &self.layout, &[e.shape()]);
+        check_inplace("pow_", self, &[("exponent", e)]);
         trace::op("pow_", record2(self, &e), || {
             match e {
                 OperandRef::Scalar(s) => inplace_unary("pow_", self, pow_scalar_k(s)),
@@ -355,7 +389,7 @@ impl<T: FloatElement> Tensor<T> {
     /// In-place `e^self` (aten `exp_`). Returns `self`.
     #[track_caller]
     pub fn exp_(&self) -> Tensor<T> {
-        check_inplace("exp_", &self.layout, &[]);
+        check_inplace("exp_", self, &[]);
         trace::op(
             "exp_",
             || vec![self.to_arg()],
@@ -369,7 +403,7 @@ impl<T: FloatElement> Tensor<T> {
     /// In-place natural logarithm (aten `log_`). Returns `self`.
     #[track_caller]
     pub fn log_(&self) -> Tensor<T> {
-        check_inplace("log_", &self.layout, &[]);
+        check_inplace("log_", self, &[]);
         trace::op(
             "log_",
             || vec![self.to_arg()],
@@ -383,7 +417,7 @@ impl<T: FloatElement> Tensor<T> {
     /// In-place square root (aten `sqrt_`). Returns `self`.
     #[track_caller]
     pub fn sqrt_(&self) -> Tensor<T> {
-        check_inplace("sqrt_", &self.layout, &[]);
+        check_inplace("sqrt_", self, &[]);
         trace::op(
             "sqrt_",
             || vec![self.to_arg()],
@@ -397,7 +431,7 @@ impl<T: FloatElement> Tensor<T> {
     /// In-place sigmoid (aten `sigmoid_`). Returns `self`.
     #[track_caller]
     pub fn sigmoid_(&self) -> Tensor<T> {
-        check_inplace("sigmoid_", &self.layout, &[]);
+        check_inplace("sigmoid_", self, &[]);
         trace::op(
             "sigmoid_",
             || vec![self.to_arg()],
@@ -411,7 +445,7 @@ impl<T: FloatElement> Tensor<T> {
     /// In-place hyperbolic tangent (aten `tanh_`). Returns `self`.
     #[track_caller]
     pub fn tanh_(&self) -> Tensor<T> {
-        check_inplace("tanh_", &self.layout, &[]);
+        check_inplace("tanh_", self, &[]);
         trace::op(
             "tanh_",
             || vec![self.to_arg()],
@@ -425,7 +459,14 @@ impl<T: FloatElement> Tensor<T> {
     /// In-place `self += value * t1 / t2` (aten `addcdiv_`). Returns `self`.
     #[track_caller]
     pub fn addcdiv_(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Tensor<T> {
-        check_inplace("addcdiv_", &self.layout, &[t1.shape(), t2.shape()]);
+        check_inplace(
+            "addcdiv_",
+            self,
+            &[
+                ("tensor1", OperandRef::Tensor(t1)),
+                ("tensor2", OperandRef::Tensor(t2)),
+            ],
+        );
         trace::op(
             "addcdiv_",
             || vec![self.to_arg(), t1.to_arg(), t2.to_arg(), scalar_arg(value)],
@@ -447,7 +488,11 @@ impl<T: FloatElement> Tensor<T> {
     #[track_caller]
     pub fn lerp_(&self, end: &Tensor<T>, weight: impl Operand<T>) -> Tensor<T> {
         let w = weight.operand();
-        check_inplace("lerp_", &self.layout, &[end.shape(), w.shape()]);
+        check_inplace(
+            "lerp_",
+            self,
+            &[("end", OperandRef::Tensor(end)), ("weight", w)],
+        );
         trace::op(
             "lerp_",
             || vec![self.to_arg(), end.to_arg(), w.to_arg()],
@@ -487,37 +532,69 @@ mod tests {
         x.with_layout(Layout::new(&[2, 2], &[1, 2], 0))
     }
 
-    #[test]
-    fn add_of_own_transpose_reads_operand_first() {
-        // PyTorch: x = [[1,2],[3,4]]; x.add_(x.t()) -> [[2,5],[5,8]].
-        let x = square();
-        x.add_(transposed(&x));
-        assert_eq!(x.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
-
-        // Writing through the transpose, reading the base.
-        let x = square();
-        let xt = transposed(&x);
-        xt.add_(&x);
-        assert_eq!(x.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
-        assert_eq!(xt.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
+    /// The message of a refused op, which must have written nothing.
+    fn refused(f: impl FnOnce()) -> String {
+        let err = catch_unwind(AssertUnwindSafe(f)).expect_err("must panic");
+        err.downcast_ref::<String>().unwrap().clone()
     }
 
     #[test]
-    fn copy_between_shifted_windows_of_one_storage() {
-        // x = [1,2,3,4,5]; x[0:4].copy_(x[1:5]) -> [2,3,4,5,5]
+    fn add_of_own_transpose_is_refused_as_in_pytorch() {
+        // PyTorch: x = [[1,2],[3,4]]; x.add_(x.t()) raises "unsupported
+        // operation: some elements of the input tensor and the written-to
+        // tensor refer to a single memory location".
+        let x = square();
+        let msg = refused(|| drop(x.add_(transposed(&x))));
+        assert!(
+            msg.starts_with("funcz: add_: unsupported operation: some elements of the input"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("argument 'other': shape [2, 2], strides [1, 2]"),
+            "{msg}"
+        );
+        // Writing through the transpose, reading the base.
+        let xt = transposed(&x);
+        refused(|| drop(xt.add_(&x)));
+        assert_eq!(x.to_vec(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(x.version(), 0);
+        // The workaround PyTorch names: x.add_(x.t().clone()).
+        x.add_(transposed(&x).clone());
+        assert_eq!(x.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
+    }
+
+    #[test]
+    fn copy_between_shifted_windows_of_one_storage_is_refused() {
+        // x = [1,2,3,4,5]; x[0:4].copy_(x[1:5]) raises in PyTorch.
         let x = Tensor::<i64>::from_vec(vec![1, 2, 3, 4, 5], &[5]);
         let lo = x.with_layout(Layout::new(&[4], &[1], 0));
         let hi = x.with_layout(Layout::new(&[4], &[1], 1));
-        lo.copy_(&hi);
-        assert_eq!(x.to_vec(), vec![2, 3, 4, 5, 5]);
-        // x = [1,2,3,4,5]; x[1:5].copy_(x[0:4]) -> [1,1,2,3,4]
-        // (a naive forward loop would smear 1 over everything).
-        let x = Tensor::<i64>::from_vec(vec![1, 2, 3, 4, 5], &[5]);
-        let lo = x.with_layout(Layout::new(&[4], &[1], 0));
-        let hi = x.with_layout(Layout::new(&[4], &[1], 1));
-        hi.copy_(&lo);
-        assert_eq!(x.to_vec(), vec![1, 1, 2, 3, 4]);
+        let msg = refused(|| drop(lo.copy_(&hi)));
+        assert!(
+            msg.starts_with("funcz: copy_: unsupported operation"),
+            "{msg}"
+        );
+        refused(|| drop(hi.copy_(&lo)));
+        assert_eq!(x.to_vec(), vec![1, 2, 3, 4, 5]);
+        assert_eq!(x.version(), 0);
+        // Disjoint windows of one storage: x[0:2].copy_(x[3:5]).
+        let a = x.with_layout(Layout::new(&[2], &[1], 0));
+        let b = x.with_layout(Layout::new(&[2], &[1], 3));
+        a.copy_(&b);
+        assert_eq!(x.to_vec(), vec![4, 5, 3, 4, 5]);
         assert_eq!(x.version(), 1);
+    }
+
+    #[test]
+    fn expanded_operand_of_own_storage_is_read_first() {
+        // x = [[0,1],[2,3]]; x.add_(x[0].expand(2, 2)): the operand is not
+        // dense, PyTorch does not check (and its loop reads the updated
+        // row 0, giving [[0,2],[2,5]]); funcz reads the operand before the
+        // first write, as x.add_(x[0].expand(2, 2).clone()) does.
+        let x = Tensor::<f32>::from_vec(vec![0.0, 1.0, 2.0, 3.0], &[2, 2]);
+        let row0 = x.with_layout(Layout::new(&[2, 2], &[0, 1], 0));
+        x.add_(&row0);
+        assert_eq!(x.to_vec(), vec![0.0, 2.0, 2.0, 4.0]);
     }
 
     #[test]
@@ -633,14 +710,24 @@ mod tests {
     fn ternary_inplace_ops_with_aliased_operands() {
         // x = [[1,2],[3,4]]; x.addcmul_(x.t(), x, 1) = x + x.t() * x
         //   = [[1+1*1, 2+3*2], [3+2*3, 4+4*4]] = [[2, 8], [9, 20]]
+        // (The transpose is refused as an operand, as in PyTorch; x itself,
+        // a full overlap, is not.)
         let x = square();
         let xt = transposed(&x);
-        x.addcmul_(&xt, &x, 1.0);
+        refused(|| drop(x.addcmul_(&xt, &x, 1.0)));
+        refused(|| drop(x.addcdiv_(&x, &xt, 1.0)));
+        refused(|| drop(x.lerp_(&xt, 0.5)));
+        assert_eq!(x.version(), 0);
+        x.addcmul_(&xt.clone(), &x, 1.0);
         assert_eq!(x.to_vec(), vec![2.0, 8.0, 9.0, 20.0]);
         assert_eq!(x.version(), 1);
         // lerp_ toward own transpose with weight 0.5: (x + x.t()) / 2.
         let x = square();
-        x.lerp_(&transposed(&x), 0.5);
+        x.lerp_(&transposed(&x).clone(), 0.5);
+        assert_eq!(x.to_vec(), vec![1.0, 2.5, 2.5, 4.0]);
+        // x.lerp_(x, w) is a full overlap: allowed.
+        let w = Tensor::from_vec(vec![0.5, 0.5, 0.5, 0.5], &[2, 2]);
+        x.lerp_(&x, &w);
         assert_eq!(x.to_vec(), vec![1.0, 2.5, 2.5, 4.0]);
     }
 
@@ -649,7 +736,7 @@ mod tests {
         let base = square();
         let alias = transposed(&base);
         assert_eq!(base.version(), 0);
-        alias.add_(&base).mul_(2.0).clamp_(0.0, 9.0);
+        alias.add_(&base.clone()).mul_(2.0).clamp_(0.0, 9.0);
         assert_eq!(base.version(), 3);
         assert_eq!(alias.version(), 3);
         // [[2,5],[5,8]] * 2 = [[4,10],[10,16]] clamped to 9.

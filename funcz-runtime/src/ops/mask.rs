@@ -2,6 +2,7 @@
 //! ops, `any`/`all`, and the masked writes `masked_fill(_)` and
 //! `masked_scatter(_)`.
 
+use super::overlap::assert_no_partial_overlap;
 use crate::element::{Element, Scalar};
 use crate::tensor::Tensor;
 use crate::trace::{self, ToArg};
@@ -269,6 +270,7 @@ impl<T: Element> Tensor<T> {
         let v = fill_value("masked_fill_", &value);
         check_into("masked_fill_", "mask", self.shape(), mask.shape());
         check_writable("masked_fill_", &self.layout);
+        assert_no_partial_overlap("masked_fill_", "mask", self, mask);
         trace::op(
             "masked_fill_",
             || vec![self.to_arg(), mask.to_arg(), value.to_arg()],

@@ -8,6 +8,7 @@
 //! PyTorch has one. Every op is recorded under its aten name with
 //! PyTorch's argument order.
 
+use super::overlap::assert_no_partial_overlap;
 use crate::element::{Element, FloatElement};
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
@@ -508,6 +509,8 @@ fn addc_<T: FloatElement>(
     k: impl Fn(T, T, T) -> T,
 ) -> Tensor<T> {
     check_writable(op, &s.layout);
+    assert_no_partial_overlap(op, "tensor1", s, t1);
+    assert_no_partial_overlap(op, "tensor2", s, t2);
     let shape = check_bcast3(op, s, t1, t2);
     if shape != s.shape() {
         panic!(
@@ -775,6 +778,7 @@ fn bcast_check<T: Element>(op: &str, s: &Tensor<T>, other: &OperandRef<'_, T>) {
 fn inplace_check<T: Element>(op: &str, s: &Tensor<T>, other: &OperandRef<'_, T>) {
     check_writable(op, &s.layout);
     if let OperandRef::Tensor(o) = other {
+        assert_no_partial_overlap(op, "other", s, o);
         let b = broadcast_or_panic(op, "other", s.shape(), o.shape());
         if b != s.shape() {
             panic!(

@@ -29,6 +29,7 @@ mod kernel;
 mod mask;
 mod matmul;
 mod operand;
+mod overlap;
 mod reduce;
 mod std_ops;
 

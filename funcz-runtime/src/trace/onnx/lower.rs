@@ -200,6 +200,17 @@ pub(crate) const RULES: &[(&str, Rule)] = &[
     ("index_add", Rule::Custom(index_write)),
     ("index_fill", Rule::Custom(index_write)),
     ("index_put", Rule::Custom(index_put)),
+    ("take", Rule::Custom(take)),
+    ("nonzero", Rule::Custom(nonzero)),
+    // (op-table rows traced under another name: casts as `_to_copy`,
+    // `where_self` as `where`)
+    ("to_dtype", Rule::Custom(cast)),
+    ("float", Rule::Custom(cast)),
+    ("double", Rule::Custom(cast)),
+    ("long", Rule::Custom(cast)),
+    ("int", Rule::Custom(cast)),
+    ("bool", Rule::Custom(cast)),
+    ("where_self", Rule::Custom(where_)),
     // scatters
     ("slice_scatter", Rule::Custom(scatter)),
     ("select_scatter", Rule::Custom(scatter)),
@@ -1589,6 +1600,49 @@ fn gather(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
         at.outs.clone(),
         vec![attr_i("axis", axis)],
     );
+    Ok(())
+}
+
+/// `take(self, index)`: `Gather` on the flattened input (the result has
+/// the index's shape; negative indices count from the end in both).
+fn take(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
+    let x = onnx_name(cx.g, &at.tensor(0)?);
+    let x = cx.flat(x);
+    let i = onnx_name(cx.g, &at.tensor(1)?);
+    cx.node(
+        "Gather",
+        vec![x, i],
+        at.outs.clone(),
+        vec![attr_i("axis", 0)],
+    );
+    Ok(())
+}
+
+/// `nonzero(self)`: ONNX `NonZero` gives `[rank, n]` (row-major order, as
+/// aten), transposed to aten's `[n, rank]`. A 0-d input is seen as `[1]`
+/// and its single column dropped: `[n, 0]`.
+fn nonzero(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
+    let xr = at.tensor(0)?;
+    let rank = cx.meta(&xr)?.shape.len();
+    let x = onnx_name(cx.g, &xr);
+    if rank > 0 {
+        let nz = cx.tmp_node("NonZero", vec![x], vec![]);
+        cx.node(
+            "Transpose",
+            vec![nz],
+            at.outs.clone(),
+            vec![attr_ints("perm", vec![1, 0])],
+        );
+        return Ok(());
+    }
+    let one = cx.const_i64(vec![1]);
+    let x = cx.tmp_node("Reshape", vec![x, one], vec![]);
+    let nz = cx.tmp_node("NonZero", vec![x], vec![]);
+    let nz = cx.tmp_node("Transpose", vec![nz], vec![attr_ints("perm", vec![1, 0])]);
+    // No column: gather none along axis 1 (tract mis-optimizes an empty
+    // `Slice` here).
+    let none = cx.const_i64(vec![]);
+    cx.node("Gather", vec![nz, none], at.outs.clone(), vec![attr_i("axis", 1)]);
     Ok(())
 }
 
