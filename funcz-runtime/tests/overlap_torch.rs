@@ -159,30 +159,30 @@ const F32: &[Program<f32>] = &[
     ("index_put_shifted_values", |x| {
         drop(
             x.narrow(0, 0, 4)
-                .index_put_(&[&idx(&[0, 2])], &x.narrow(0, 1, 2), false),
+                .index_put_(&[&idx(&[0, 2])], x.narrow(0, 1, 2), false),
         )
     }),
     ("index_put_accumulate_shifted_values", |x| {
         drop(
             x.narrow(0, 0, 4)
-                .index_put_(&[&idx(&[0, 1])], &x.narrow(0, 2, 2), true),
+                .index_put_(&[&idx(&[0, 1])], x.narrow(0, 2, 2), true),
         )
     }),
     ("index_put_self_values", |x| {
         drop(x.index_put_(&[&idx(&[1, 0, 2, 3, 4, 5])], x, false))
     }),
     ("index_put_0d_value_is_own_element", |x| {
-        drop(x.index_put_(&[&idx(&[0, 1])], &x.select(0, 5), false))
+        drop(x.index_put_(&[&idx(&[0, 1])], x.select(0, 5), false))
     }),
     ("index_put_disjoint_values", |x| {
         drop(
             x.narrow(0, 0, 3)
-                .index_put_(&[&idx(&[2, 0])], &x.narrow(0, 4, 2), false),
+                .index_put_(&[&idx(&[2, 0])], x.narrow(0, 4, 2), false),
         )
     }),
     ("index_put_none_nondense_values", |x| {
         let i = idx(&[0, 1]);
-        drop(x.index_put_(&[None, Some(&i)], &x.narrow(1, 2, 2), false))
+        drop(x.index_put_(&[None, Some(&i)], x.narrow(1, 2, 2), false))
     }),
     ("scatter_shifted_src", |x| {
         drop(

@@ -736,7 +736,7 @@ mod tests {
         let base = square();
         let alias = transposed(&base);
         assert_eq!(base.version(), 0);
-        alias.add_(&base.clone()).mul_(2.0).clamp_(0.0, 9.0);
+        alias.add_(base.clone()).mul_(2.0).clamp_(0.0, 9.0);
         assert_eq!(base.version(), 3);
         assert_eq!(alias.version(), 3);
         // [[2,5],[5,8]] * 2 = [[4,10],[10,16]] clamped to 9.

@@ -1642,7 +1642,12 @@ fn nonzero(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
     // No column: gather none along axis 1 (tract mis-optimizes an empty
     // `Slice` here).
     let none = cx.const_i64(vec![]);
-    cx.node("Gather", vec![nz, none], at.outs.clone(), vec![attr_i("axis", 1)]);
+    cx.node(
+        "Gather",
+        vec![nz, none],
+        at.outs.clone(),
+        vec![attr_i("axis", 1)],
+    );
     Ok(())
 }
 
