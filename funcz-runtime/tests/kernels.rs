@@ -243,13 +243,20 @@ fn ternary_in_place_with_operands_aliasing_the_destination() {
     assert_eq!(x.to_vec(), want);
     assert_eq!(x.version(), 1);
 
-    // One operand is the destination, the other its transpose (read
-    // completely before the first write): x + x.t() / x on a square.
+    // One operand is the destination, the other its transpose: a partial
+    // overlap, refused as PyTorch refuses it; with the transpose cloned
+    // first, x + x.t() / x on a square.
     let x = positive(&[3, 3], 2);
     let xt = x.t();
-    let want = reference(&[&x, &xt.contiguous_copy(), &x], &[3, 3], |v| {
-        v[0] + 1.0 * v[1] / v[2]
-    });
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        x.addcdiv_(&xt, &x, 1.0);
+    }));
+    assert!(
+        refused.is_err(),
+        "a partially overlapping operand is refused"
+    );
+    let xt = xt.contiguous_copy();
+    let want = reference(&[&x, &xt, &x], &[3, 3], |v| v[0] + 1.0 * v[1] / v[2]);
     x.addcdiv_(&xt, &x, 1.0);
     assert_eq!(x.to_vec(), want);
     assert_eq!(x.version(), 1);
@@ -274,10 +281,16 @@ fn ternary_in_place_with_operands_aliasing_the_destination() {
 
 #[test]
 fn add_of_own_transpose_reads_the_operand_first() {
-    // x.add_(x.t()) on [[1, 2], [3, 4]]: [[2, 5], [5, 8]] (the operand is
-    // read completely before the first write).
+    // x.add_(x.t()) on [[1, 2], [3, 4]] is a partial overlap: refused, as
+    // PyTorch refuses it, before anything is written; with the transpose
+    // cloned, [[2, 5], [5, 8]].
     let x = Tensor::<f64>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
-    x.add_(x.t());
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        x.add_(x.t());
+    }));
+    assert!(refused.is_err());
+    assert_eq!((x.to_vec(), x.version()), (vec![1.0, 2.0, 3.0, 4.0], 0));
+    x.add_(x.t().contiguous_copy());
     assert_eq!(x.to_vec(), vec![2.0, 5.0, 5.0, 8.0]);
     // Through the transpose, with a broadcast column of the same storage:
     // x.t() += x[:, 0:1] (the column is copied before the write).
