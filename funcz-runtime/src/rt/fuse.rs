@@ -924,6 +924,7 @@ thread_local! {
 /// ```
 /// use funcz_runtime::{Tensor, rt};
 /// use funcz_runtime::rt::Fusion;
+/// rt::set_min_fused(0); // fuse even this small value
 /// let before = rt::fused_passes();
 /// let mut t = Tensor::<f32>::zeros(&[4]);
 /// rt::fused_value(&mut t, Fusion::new().add_(1.0).exp_());
