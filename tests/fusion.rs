@@ -103,7 +103,7 @@ variants!(reads_root, reads_root_f, reads_root_fv; fn (x: &Tensor) -> Tensor {
     y.add_(1.0);
     y.mul_(y.sum());
     y.add_(2.0);
-    y.div_(&v.clone());
+    y.div_(v.clone());
     y.sub_(1.0);
     y.mul_(total(&y));
     y.add_(&y);
