@@ -64,6 +64,9 @@ impl Lowerer<'_> {
         let mut stmts = stmts;
         let fn_tail = std::mem::take(&mut self.fn_tail);
         let mut k = 0;
+        // Statements before this index were already looked at by the
+        // forward split below (each is split at most once).
+        let mut scanned = 0;
         while k < stmts.len() {
             // Split here, not before the block: a chain on a local declared
             // earlier in this block is only known to be one now.
@@ -72,13 +75,14 @@ impl Lowerer<'_> {
             }
             // Chains right after a run of plain in-place statements may
             // continue it (no binding is declared in between).
-            let mut j = k + 1;
+            let mut j = scanned.max(k + 1);
             while j < stmts.len() && self.is_fusible_stmt(&stmts[j - 1]) {
                 if let Some(split) = self.split_chain(&stmts[j]) {
                     stmts.splice(j..=j, split);
                 }
                 j += 1;
             }
+            scanned = j;
             let last = stmts.len() - 1;
             self.pre.push(Vec::new());
             self.synced.push(Vec::new());
