@@ -305,6 +305,57 @@ fn one_row_update_of_an_input_cache_writes_only_the_row() {
 }
 
 #[test]
+fn copies_mode_writes_the_row_in_place_when_no_trace_is_recorded() {
+    // The trace shows `slice_copy` (checked above); untraced, the
+    // temporary copy is never observable, so the row is written in place.
+    let new = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0], &[1, 3]);
+    let mut small = iota(&[6, 3]);
+    let mut big = iota(&[6000, 3]);
+    let (_, a_small) = allocs(|| kv_in_fv(&mut small, &new, 2));
+    let (_, a_big) = allocs(|| kv_in_fv(&mut big, &new, 5999));
+    assert_eq!((a_small, a_big), (0, 0));
+    let mut want = iota(&[6000, 3]);
+    kv_in(&mut want, &new, 5999);
+    assert!(big.equal(&want));
+    // A view the caller keeps sees the row, as in the original.
+    let mut c = iota(&[6, 3]);
+    let keep = c.narrow(0, 2, 2);
+    kv_in_fv(&mut c, &new, 2);
+    assert_eq!(keep.to_vec(), vec![1.0, 2.0, 3.0, 9.0, 10.0, 11.0]);
+}
+
+variants!(read_window, read_window_f, read_window_fv; fn (x: &Tensor, n: usize) -> Tensor {
+    let y = x.mul(2.0);
+    let total = y.narrow(0, 0, n).t().sum_dim(1, false);
+    let first = y.select(0, 0).sum().item();
+    total.add(first)
+});
+
+#[test]
+fn copies_mode_reads_a_reduced_view_without_copying_it() {
+    let x = iota(&[64, 8]);
+    let [_, g2] = check("read_window", &[x.clone()], |v, xs| {
+        vec![[read_window, read_window_f, read_window_fv][v](&xs[0], 5)]
+    });
+    // The graph still has no view.
+    let ops = g2.ops();
+    assert!(
+        ops.contains(&"narrow_copy") || ops.contains(&"slice_copy"),
+        "{ops:?}"
+    );
+    assert!(
+        ops.contains(&"t_copy") && ops.contains(&"select_copy"),
+        "{ops:?}"
+    );
+    // Untraced, the reads are views: copies mode allocates what views
+    // mode does, however large the window.
+    let (r_v, a_views) = allocs(|| read_window_f(&x, 60));
+    let (r_c, a_copies) = allocs(|| read_window_fv(&x, 60));
+    assert!(r_v.equal(&r_c) && r_v.equal(&read_window(&x, 60)));
+    assert_eq!(a_copies, a_views);
+}
+
+#[test]
 fn elements_of_a_slice_input_are_updated_in_the_callers_buffers() {
     let xs = vec![iota(&[4]), iota(&[2, 2]).add(1.0)];
     let [g1, g2] = check("scale_all", &xs, |v, xs| {

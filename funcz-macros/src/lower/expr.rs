@@ -104,6 +104,23 @@ impl Lowerer<'_> {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 let kind = optable::lookup(&name).map(|i| i.kind);
+                // The view chain under a reduction is only read: in copies
+                // mode it may be served by the view itself (see below).
+                let read_only = std::mem::take(&mut self.read_only);
+                if self.copies()
+                    && READS.contains(&name.as_str())
+                    && (kind == Some(OpKind::Functional) || QUERIES.contains(&name.as_str()))
+                    && is_read_view(&m.receiver)
+                {
+                    self.read_only = true;
+                    self.visit_expr_mut(&mut m.receiver);
+                    self.read_only = false;
+                    for a in m.args.iter_mut() {
+                        self.visit_expr_mut(a);
+                    }
+                    unmut_receiver(e);
+                    return;
+                }
                 match kind {
                     Some(OpKind::Autograd) => {
                         self.error(
@@ -129,7 +146,16 @@ impl Lowerer<'_> {
                         // through the runtime, which knows that the functional
                         // value's strides may differ from the original's.
                         let multi = matches!(kind, Some(OpKind::MultiView { .. }));
-                        visit_mut::visit_expr_mut(self, e);
+                        // Only a view chain ending in a reduction is read-only.
+                        let read_only = read_only && !multi;
+                        if let Expr::MethodCall(m) = e {
+                            self.read_only = read_only && is_read_view(&m.receiver);
+                            self.visit_expr_mut(&mut m.receiver);
+                            self.read_only = false;
+                            for a in m.args.iter_mut() {
+                                self.visit_expr_mut(a);
+                            }
+                        }
                         unmut_receiver(e);
                         if let Expr::MethodCall(m) = e {
                             let rt = rt();
@@ -137,6 +163,8 @@ impl Lowerer<'_> {
                             let (recv, method, args) = (&m.receiver, &m.method, &m.args);
                             *e = if multi {
                                 pq!(#rt::MultiMeta::#method(#args).forward(&#recv, #mode))
+                            } else if read_only {
+                                pq!(#rt::read_view(&#recv, #rt::ViewMeta::#method(#args)))
                             } else {
                                 pq!(#rt::view_value(&#recv, #rt::ViewMeta::#method(#args), #mode))
                             };
@@ -355,4 +383,13 @@ impl Lowerer<'_> {
             _ => {}
         }
     }
+}
+
+/// A view op call (not `as_strided`, whose result depends on the strides
+/// of its receiver) that a reduction may read as a view in copies mode.
+fn is_read_view(e: &Expr) -> bool {
+    matches!(e, Expr::MethodCall(m) if m.method != "as_strided" && matches!(
+        optable::lookup(&m.method.to_string()).map(|i| i.kind),
+        Some(OpKind::View { .. } | OpKind::MaybeView { .. })
+    ))
 }

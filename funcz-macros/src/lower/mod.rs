@@ -18,6 +18,39 @@ use crate::scope::{Facts, Kind, Scopes, base_ident, base_state_ident, input_iden
 
 /// Read-only `Tensor` methods that are not ops (queries): calling them is
 /// never a mutation.
+/// Methods that only read their receiver and return a value whose layout
+/// does not depend on the receiver's strides: in copies mode, a view chain
+/// they read is lowered to `rt::read_view` (the view itself when no trace
+/// is recorded, its `*_copy` when one is).
+const READS: &[&str] = &[
+    "sum",
+    "sum_dim",
+    "sum_dims",
+    "mean",
+    "mean_dim",
+    "mean_dims",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "max_dim",
+    "min_dim",
+    "item",
+    "to_vec",
+    "allclose",
+    "equal",
+    "norm",
+    "vector_norm",
+    "var",
+    "std",
+    "var_mean",
+    "prod",
+    "all",
+    "any",
+];
+
 const QUERIES: &[&str] = &[
     "shape",
     "size",
@@ -135,6 +168,9 @@ pub(crate) struct Lowerer<'a> {
     /// Set while the function's own block is lowered: its tail expression
     /// is a returned value (see `eager_output`).
     pub(crate) fn_tail: bool,
+    /// Set while the receiver of a reduction (see `READS`) is lowered: a
+    /// view call met there is only read.
+    read_only: bool,
     copies: bool,
     /// Set when a `let` pattern was given a `mut` the user did not write
     /// (the lowering may reassign it): that `let` gets
@@ -234,6 +270,7 @@ impl<'a> Lowerer<'a> {
             converted: Vec::new(),
             shared_elems: Vec::new(),
             fn_tail: false,
+            read_only: false,
         }
     }
 

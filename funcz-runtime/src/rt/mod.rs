@@ -43,8 +43,8 @@ pub use meta::{MultiMeta, ViewMeta};
 pub use output::{output, output_root};
 pub use tracked::{
     Tracked, bind_view, bind_views, check_chain_copy, commit, commit_donated, commit_from,
-    commit_root, donated_root, handle, meta_inplace, multi_view, resize_root, resize_view, sync,
-    sync_all, update_view, version, view, view_value,
+    commit_root, donated_root, handle, meta_inplace, multi_view, read_view, resize_root,
+    resize_view, sync, sync_all, update_view, version, view, view_value,
 };
 
 /// Which ops the functionalized body may still run.

@@ -412,6 +412,27 @@ pub fn view_value<T: Element>(parent: &Tensor<T>, meta: ViewMeta, mode: Mode) ->
     }
 }
 
+/// A view that a reduction only reads (`x.narrow(0, 0, n).sum()` in
+/// copies mode): its `*_copy` when a trace is recorded, so the graph has no
+/// view; otherwise the view itself, which holds the same values without
+/// copying them (the reduction's result does not depend on its
+/// receiver's strides).
+///
+/// ```
+/// use funcz_runtime::rt::{self, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let x = Tensor::<f32>::arange(6).view([2, 3]);
+/// assert_eq!(rt::read_view(&x, ViewMeta::narrow(1, 1, 2)).sum().item(), 1.0 + 2.0 + 4.0 + 5.0);
+/// ```
+pub fn read_view<T: Element>(parent: &Tensor<T>, meta: ViewMeta) -> Tensor<T> {
+    let mode = if crate::trace::is_recording() {
+        Mode::Copies
+    } else {
+        Mode::Views
+    };
+    view_value(parent, meta, mode)
+}
+
 /// Makes the outputs of a multi-output view (`split`, `chunk`, `unbind`)
 /// with one state each.
 pub fn multi_view<T: Element>(
@@ -548,8 +569,8 @@ pub fn commit_donated<T: Element>(
 /// the in-place op on a view, `functional_op` the functional one; each gets
 /// the evaluated arguments `args` (only one of them runs).
 ///
-/// In [`Mode::Views`], for a view whose inverse is a scatter into its
-/// window ([`ViewMeta::is_window`]) of a root buffer nobody else can
+/// In [`Mode::Views`] (and in [`Mode::Copies`] when no trace is being
+/// recorded), for a view whose inverse is a scatter into its window ([`ViewMeta::is_window`]) of a root buffer nobody else can
 /// observe (see [`can_donate_root`](super::can_donate_root)), the op runs
 /// on the view itself, in the root's buffer, and the trace records the
 /// view, the functional op and the scatter, as [`commit_donated`] does,
@@ -581,16 +602,20 @@ pub fn update_view<T: Element, A>(
     inplace: impl FnOnce(&Tensor<T>, A),
     functional_op: impl FnOnce(&Tensor<T>, A) -> Tensor<T>,
 ) {
-    if mode == Mode::Views
+    // Copies mode, untraced: the temporary view is never observable (only
+    // the root's new value is), so writing through it gives the values the
+    // `*_copy` + scatter would, without the copy.
+    let recording = crate::trace::is_recording();
+    if (mode == Mode::Views || !recording)
         && meta.is_window()
         && rstate.chain.is_empty()
         && rstate.detached.is_none()
         && !rstate.orig.overlaps
         && super::can_donate_root(root, rstate)
     {
-        let mut v = meta.forward(root, mode);
+        let mut v = meta.forward(root, Mode::Views);
         inplace(&v, args);
-        if !crate::trace::is_recording() {
+        if !recording {
             // What `reverse_in_place` below does here, minus the trace:
             // `root` and `v` are the buffer's only handles (and the
             // caller's, which cannot observe it), `v` is exactly the window
