@@ -118,3 +118,80 @@ fn arguments_that_read_the_tensor_end_the_run() {
     let x = iota(&[3]);
     assert_eq!(reads_root(&x).to_vec(), reads_root_f(&x).to_vec());
 }
+
+// Every op with a compiled formula (`optable::KERNELS`), in runs the macro
+// compiles into one kernel: scalar, same-shape, row and column operands.
+variants!(kernel_ops, kernel_ops_f, kernel_ops_fv;
+    fn (x: &Tensor, w: &Tensor, row: &Tensor, col: &Tensor) -> Tensor {
+    let y = x.clone();
+    y.mul_(1.5);
+    y.add_(w);
+    y.sub_(row);
+    y.div_(col);
+    y.add_scaled_(w, 0.25);
+    y.sub_scaled_(row, 2.0);
+    y.neg_();
+    y.abs_();
+    y.sqrt_();
+    y.log_();
+    y.exp_();
+    y.sigmoid_();
+    y.tanh_();
+    y.addcmul_(w, row, 0.5);
+    y.addcdiv_(row, col, -0.75);
+    y.sign_();
+    y.add_(w);
+    y.relu_();
+    y.clamp_(0.1, 0.9);
+    y.clamp_min_(0.2);
+    y.clamp_max_(0.8);
+    y.hardtanh_(0.3, 0.7);
+    y
+});
+
+#[test]
+fn compiled_kernels_give_the_bits_of_the_ops_one_by_one() {
+    let w = Tensor::randn(&[70, 90], 7);
+    let row = Tensor::rand(&[90], 8).add(0.5);
+    let col = Tensor::rand(&[70, 1], 9).add(0.5);
+    let x = Tensor::randn(&[70, 90], 6);
+    check(
+        "kernel_ops",
+        &[x.clone(), w.clone(), row.clone(), col.clone()],
+        |v, t| {
+            vec![[kernel_ops, kernel_ops_f, kernel_ops_fv][v](
+                &t[0], &t[1], &t[2], &t[3],
+            )]
+        },
+    );
+    let bits = |t: &Tensor| t.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let want = bits(&kernel_ops(&x, &w, &row, &col));
+    // Large enough for the one-pass path (6300 elements: several blocks and
+    // a tail shorter than the kernel's chunk), and small values fused too.
+    for min in [2048, 0] {
+        let prev = funcz::rt::set_min_fused(min);
+        let before = funcz::rt::kernel_blocks();
+        assert_eq!(bits(&kernel_ops_f(&x, &w, &row, &col)), want);
+        assert_eq!(bits(&kernel_ops_fv(&x, &w, &row, &col)), want);
+        assert!(funcz::rt::kernel_blocks() > before, "the kernel ran");
+        funcz::rt::set_min_fused(prev);
+    }
+    // Non-finite values and signed zeros go through the same formulas.
+    let odd = Tensor::from_vec(
+        [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            1e-40,
+            -3.0,
+        ]
+        .repeat(900),
+        &[70, 90],
+    );
+    assert_eq!(
+        bits(&kernel_ops_f(&odd, &w, &row, &col)),
+        bits(&kernel_ops(&odd, &w, &row, &col))
+    );
+}

@@ -37,3 +37,40 @@ pub const FUSIBLE: &[&str] = &[
     "addcdiv_",
     "lerp_",
 ];
+
+/// The fusible ops whose per-element formula `funcz::rt::k` has, so that
+/// `#[functionalize]` can compile a run of them into one function (see
+/// `funcz::rt::Fusion::kernel`): the op, its function in `rt::k`, and how
+/// many tensor-or-scalar operands it takes (its other arguments are the
+/// step's scalar parameters). `lerp_` is not here: its formula depends on
+/// whether its weight is a scalar or a tensor, which only the run knows.
+///
+/// ```
+/// use funcz_optable::{FUSIBLE, KERNELS};
+/// for (op, _, _) in KERNELS {
+///     assert!(FUSIBLE.contains(op));
+/// }
+/// ```
+pub const KERNELS: &[(&str, &str, usize)] = &[
+    ("add_", "add", 1),
+    ("sub_", "sub", 1),
+    ("mul_", "mul", 1),
+    ("div_", "div", 1),
+    ("add_scaled_", "add_scaled", 1),
+    ("sub_scaled_", "sub_scaled", 1),
+    ("neg_", "neg", 0),
+    ("abs_", "abs", 0),
+    ("relu_", "relu", 0),
+    ("clamp_", "clamp", 0),
+    ("clamp_min_", "clamp_min", 0),
+    ("clamp_max_", "clamp_max", 0),
+    ("sqrt_", "sqrt", 0),
+    ("exp_", "exp", 0),
+    ("log_", "log", 0),
+    ("sigmoid_", "sigmoid", 0),
+    ("tanh_", "tanh", 0),
+    ("sign_", "sign", 0),
+    ("hardtanh_", "hardtanh", 0),
+    ("addcmul_", "addcmul", 2),
+    ("addcdiv_", "addcdiv", 2),
+];

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use funcz_runtime::Tensor;
 use funcz_runtime::ndarray::{Array1, Array2, ArrayView1, Zip};
-use funcz_runtime::rt::{self, Fusion, Tracked};
+use funcz_runtime::rt::{self, Fusion, Tracked, fuse_loop, k};
 
 /// One step as generated code runs it today.
 macro_rules! upd {
@@ -76,6 +76,47 @@ fn chain_fused(x: &Tensor, w: &Tensor) {
     rt::write_back(x, &y);
 }
 
+/// [`chain_fused`] with the kernel `#[functionalize]` writes for the run.
+fn chain_kernel(x: &Tensor, w: &Tensor) {
+    let mut y = rt::input(x);
+    let mut s = Tracked::input(&y);
+    const OPS: &[&str] = &[
+        "mul_", "add_", "sub_", "relu_", "div_", "sub_", "add_", "clamp_", "abs_", "neg_",
+    ];
+    rt::fused_root(
+        &mut y,
+        &mut s,
+        Fusion::new()
+            .mul_(1.01)
+            .add_(w)
+            .sub_(0.5)
+            .relu_()
+            .div_(1.01)
+            .sub_(w)
+            .add_(0.5)
+            .clamp_(-1000.0, 1000.0)
+            .abs_()
+            .neg_()
+            .kernel(OPS, &|x, o, p| {
+                let [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9] =
+                    [p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9]];
+                fuse_loop::<_, 6>(x, o, |v, [a0, a1, a2, a3, a4, a5]| {
+                    let v = k::mul(v, a0, &p0);
+                    let v = k::add(v, a1, &p1);
+                    let v = k::sub(v, a2, &p2);
+                    let v = k::relu(v, &p3);
+                    let v = k::div(v, a3, &p4);
+                    let v = k::sub(v, a4, &p5);
+                    let v = k::add(v, a5, &p6);
+                    let v = k::clamp(v, &p7);
+                    let v = k::abs(v, &p8);
+                    k::neg(v, &p9)
+                })
+            }),
+    );
+    rt::write_back(x, &y);
+}
+
 /// The chain's ten ops on one element, in the ops' order (and so with the
 /// ops' rounding).
 #[inline(always)]
@@ -114,6 +155,23 @@ fn ln_fused(x: &Tensor, col: &Tensor, w: &Tensor, b: &Tensor) {
     rt::write_back(x, &y);
 }
 
+fn ln_kernel(x: &Tensor, col: &Tensor, w: &Tensor, b: &Tensor) {
+    let mut y = rt::input(x);
+    let mut s = Tracked::input(&y);
+    let f =
+        Fusion::new()
+            .div_(col)
+            .mul_(w)
+            .add_(b)
+            .kernel(&["div_", "mul_", "add_"], &|x, o, p| {
+                fuse_loop::<_, 3>(x, o, |v, [a0, a1, a2]| {
+                    k::add(k::mul(k::div(v, a0, &p[0]), a1, &p[1]), a2, &p[2])
+                })
+            });
+    rt::fused_root(&mut y, &mut s, f);
+    rt::write_back(x, &y);
+}
+
 fn ln_nd(x: &mut Array2<f32>, col: ArrayView1<'_, f32>, w: &Array1<f32>, b: &Array1<f32>) {
     for (mut row, &c) in x.rows_mut().into_iter().zip(col) {
         Zip::from(&mut row)
@@ -134,11 +192,11 @@ fn time(iters: usize, mut f: impl FnMut()) -> Duration {
 }
 
 /// Minimum per-iteration times of the three versions, interleaved.
-fn compare3(rounds: usize, iters: usize, fs: &mut [&mut dyn FnMut(); 3]) -> [Duration; 3] {
+fn compare3(rounds: usize, iters: usize, fs: &mut [&mut dyn FnMut(); 4]) -> [Duration; 4] {
     for f in fs.iter_mut() {
         f();
     }
-    let mut best = [Duration::MAX; 3];
+    let mut best = [Duration::MAX; 4];
     for _ in 0..rounds {
         for (b, f) in best.iter_mut().zip(fs.iter_mut()) {
             *b = (*b).min(time(iters, &mut **f));
@@ -147,15 +205,19 @@ fn compare3(rounds: usize, iters: usize, fs: &mut [&mut dyn FnMut(); 3]) -> [Dur
     best
 }
 
-fn report(name: &str, [op, fused, nd]: [Duration; 3]) {
+fn report(name: &str, [op, fused, kernel, nd]: [Duration; 4]) {
     let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let r = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
     println!(
-        "{name:<18} op-by-op {:>10.1} us   fused {:>10.1} us   nd {:>10.1} us   fused/nd {:>5.2}   fused/op-by-op {:>5.2}",
+        "{name:<18} op-by-op {:>9.1} us  fused {:>9.1} us  kernel {:>9.1} us  nd {:>9.1} us  \
+         fused/nd {:>5.2}  kernel/nd {:>5.2}  kernel/op-by-op {:>5.2}",
         us(op),
         us(fused),
+        us(kernel),
         us(nd),
-        fused.as_secs_f64() / nd.as_secs_f64(),
-        fused.as_secs_f64() / op.as_secs_f64(),
+        r(fused, nd),
+        r(kernel, nd),
+        r(kernel, op),
     );
 }
 
@@ -177,20 +239,25 @@ fn main() {
     } else {
         &[(1 << 10, "1K", 1, 1)]
     };
+    // The one-pass path at every size (by default values under 2048
+    // elements run op by op, where one pass gains nothing).
+    rt::set_min_fused(0);
     println!("f32, 1 thread; min over interleaved rounds; in place on a mutated input");
     for &(n, name, rounds, iters) in chains {
         let x0 = Tensor::randn(&[n], 1);
         let w = Tensor::rand(&[n], 2);
-        let (xa, xb) = (x0.clone(), x0.clone());
+        let (xa, xb, xk) = (x0.clone(), x0.clone(), x0.clone());
         let mut xn = Array1::from(x0.to_vec());
         let wn = Array1::from(w.to_vec());
         // Same bits first.
         chain_op_by_op(&xa, &w);
         let before = rt::fused_passes();
         chain_fused(&xb, &w);
-        assert_eq!(rt::fused_passes(), before + 1, "chain {name}: one pass");
+        chain_kernel(&xk, &w);
+        assert_eq!(rt::fused_passes(), before + 2, "chain {name}: one pass");
         chain_nd(&mut xn, &wn);
         assert_eq!(bits(&xa.to_vec()), bits(&xb.to_vec()), "chain {name}");
+        assert_eq!(bits(&xa.to_vec()), bits(&xk.to_vec()), "chain {name}");
         assert_eq!(
             bits(&xb.to_vec()),
             bits(xn.as_slice().unwrap()),
@@ -202,6 +269,7 @@ fn main() {
             &mut [
                 &mut || chain_op_by_op(black_box(&xa), black_box(&w)),
                 &mut || chain_fused(black_box(&xb), black_box(&w)),
+                &mut || chain_kernel(black_box(&xk), black_box(&w)),
                 &mut || chain_nd(black_box(&mut xn), black_box(&wn)),
             ],
         );
@@ -217,16 +285,18 @@ fn main() {
     let col = Tensor::rand(&[rows, 1], 4).add(0.5);
     let w = Tensor::rand(&[cols], 5);
     let b = Tensor::randn(&[cols], 6);
-    let (xa, xb) = (x0.clone(), x0.clone());
+    let (xa, xb, xk) = (x0.clone(), x0.clone(), x0.clone());
     let mut xn = Array2::from_shape_vec((rows, cols), x0.to_vec()).expect("shape");
     let coln = Array1::from(col.to_vec());
     let (wn, bn) = (Array1::from(w.to_vec()), Array1::from(b.to_vec()));
     ln_op_by_op(&xa, &col, &w, &b);
     let before = rt::fused_passes();
     ln_fused(&xb, &col, &w, &b);
-    assert_eq!(rt::fused_passes(), before + 1, "layer norm: one pass");
+    ln_kernel(&xk, &col, &w, &b);
+    assert_eq!(rt::fused_passes(), before + 2, "layer norm: one pass");
     ln_nd(&mut xn, coln.view(), &wn, &bn);
     assert_eq!(bits(&xa.to_vec()), bits(&xb.to_vec()), "layer norm");
+    assert_eq!(bits(&xa.to_vec()), bits(&xk.to_vec()), "layer norm");
     assert_eq!(
         bits(&xb.to_vec()),
         bits(xn.as_slice().unwrap()),
@@ -247,6 +317,14 @@ fn main() {
             &mut || {
                 ln_fused(
                     black_box(&xb),
+                    black_box(&col),
+                    black_box(&w),
+                    black_box(&b),
+                )
+            },
+            &mut || {
+                ln_kernel(
+                    black_box(&xk),
                     black_box(&col),
                     black_box(&w),
                     black_box(&b),

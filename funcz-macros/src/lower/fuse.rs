@@ -111,6 +111,7 @@ impl Lowerer<'_> {
         let id = self.fusion_root(name).expect("a fused run");
         let (v, s) = (self.var(id), state_ident(id));
         let mut calls = TokenStream::new();
+        let kernel = kernel(run);
         for stmt in run {
             let (_, m) = fusible_stmt(stmt).expect("a fused run");
             let mut args = m.args.clone();
@@ -126,10 +127,54 @@ impl Lowerer<'_> {
         let f = tmp("__fz_fusion");
         // A `match`, so that temporaries in the arguments (`&(&g * 0.1)`)
         // live until the run has run, as they would in the original calls.
+        if let Some(k) = kernel {
+            calls.extend(quote!(.kernel #k));
+        }
         pq!(match #rt::Fusion::of(&#v) #calls {
             #f => #rt::fused_root(&mut #v, &mut #s, #f),
         };)
     }
+}
+
+/// The arguments of `Fusion::kernel` for `run` if every op of it has a
+/// per-element formula (`optable::KERNELS`): the op names, and a closure
+/// that applies the formulas in order to each element.
+///
+/// Input: `y.mul_(2.0); y.add_(&w); y.relu_();`
+/// Output: `(&["mul_", "add_", "relu_"], &|x, o, p| { let p0 = p[0]; let p1 = p[1]; let p2 = p[2];
+/// rt::fuse_loop::<_, 2>(x, o, |e, [a0, a1]| { let e = rt::k::mul(e, a0, &p0);
+/// let e = rt::k::add(e, a1, &p1); let e = rt::k::relu(e, &p2); e }) })`
+fn kernel(run: &[Stmt]) -> Option<TokenStream> {
+    let rt = rt();
+    let (x, o, p, e) = (tmp("__fz_x"), tmp("__fz_o"), tmp("__fz_p"), tmp("__fz_e"));
+    let mut names = Vec::new();
+    let mut body = TokenStream::new();
+    let mut params = TokenStream::new();
+    let mut operands = Vec::new();
+    for (i, stmt) in run.iter().enumerate() {
+        let (_, m) = fusible_stmt(stmt)?;
+        let name = m.method.to_string();
+        let &(_, f, n) = optable::KERNELS.iter().find(|(op, _, _)| *op == name)?;
+        let f = tmp(f);
+        let args: Vec<Ident> = (0..n)
+            .map(|_| {
+                operands.push(tmp(&format!("__fz_a{}", operands.len())));
+                operands.last().expect("just pushed").clone()
+            })
+            .collect();
+        // Each step's parameters are copied into a local first: the loop
+        // then sees they cannot change while it writes the block.
+        let pi = tmp(&format!("__fz_p{i}"));
+        let i = proc_macro2::Literal::usize_unsuffixed(i);
+        params.extend(quote!(let #pi = #p[#i];));
+        body.extend(quote!(let #e = #rt::k::#f(#e, #(#args,)* &#pi);));
+        names.push(name);
+    }
+    let n = proc_macro2::Literal::usize_unsuffixed(operands.len());
+    Some(quote!((&[#(#names),*], &|#x, #o, #p| {
+        #params
+        #rt::fuse_loop::<_, #n>(#x, #o, |#e, [#(#operands),*]| { #body #e })
+    })))
 }
 
 /// The most ops one fused call holds: its builder is a method chain, and

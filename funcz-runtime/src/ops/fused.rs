@@ -23,7 +23,7 @@ use super::math::{clamp_max_k, clamp_min_k, erf_k, round_k, sign_k};
 
 /// An operand of a step, cut to one block.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum View<'a, T> {
+pub enum View<'a, T> {
     /// No operand (the step has fewer).
     None,
     /// One value broadcast over the block.
@@ -34,7 +34,7 @@ pub(crate) enum View<'a, T> {
 
 /// The scalar arguments of a step (unused ones are left at their default).
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Params<T> {
+pub struct Params<T> {
     /// The first scalar: `alpha`, `value`, a clamp bound, a fill value, a
     /// scalar exponent or weight.
     pub s0: T,
@@ -318,4 +318,127 @@ pub(crate) fn lerp_scalar<T: FloatElement>(
 /// `lerp_(end, weight)` with a tensor weight: `lerp_k(x, end, weight)`.
 pub(crate) fn lerp<T: FloatElement>(x: &mut [T], a: View<'_, T>, b: View<'_, T>, _: &Params<T>) {
     map3(x, a, b, lerp_k)
+}
+
+/// The per-element formulas of the fusible in-place ops, as their own
+/// kernels compute them (each takes the element, its operands, and the
+/// step's scalar parameters).
+///
+/// ```
+/// use funcz_runtime::rt::{FusedParams, k};
+/// let p = FusedParams { s0: 2.0f32, ..Default::default() };
+/// assert_eq!(k::add_scaled(1.0, 3.0, &p), 7.0);
+/// assert_eq!(k::relu(-1.0f32, &p), 0.0);
+/// ```
+pub mod k {
+    use super::super::elementwise::{clamp_k, relu_k, sigmoid_k};
+    use super::super::math::{clamp_max_k, clamp_min_k, sign_k};
+    use super::Params as P;
+    use crate::element::{Element, FloatElement};
+
+    /// `add_`: `v + a`.
+    #[inline(always)]
+    pub fn add<T: Element>(v: T, a: T, _: &P<T>) -> T {
+        v + a
+    }
+    /// `sub_`: `v - a`.
+    #[inline(always)]
+    pub fn sub<T: Element>(v: T, a: T, _: &P<T>) -> T {
+        v - a
+    }
+    /// `mul_`: `v * a`.
+    #[inline(always)]
+    pub fn mul<T: Element>(v: T, a: T, _: &P<T>) -> T {
+        v * a
+    }
+    /// `div_`: `v / a`.
+    #[inline(always)]
+    pub fn div<T: Element>(v: T, a: T, _: &P<T>) -> T {
+        v / a
+    }
+    /// `add_scaled_`: `v + alpha * a`.
+    #[inline(always)]
+    pub fn add_scaled<T: Element>(v: T, a: T, p: &P<T>) -> T {
+        v + p.s0 * a
+    }
+    /// `sub_scaled_`: `v - alpha * a`.
+    #[inline(always)]
+    pub fn sub_scaled<T: Element>(v: T, a: T, p: &P<T>) -> T {
+        v - p.s0 * a
+    }
+    /// `neg_`.
+    #[inline(always)]
+    pub fn neg<T: Element>(v: T, _: &P<T>) -> T {
+        -v
+    }
+    /// `abs_`.
+    #[inline(always)]
+    pub fn abs<T: Element>(v: T, _: &P<T>) -> T {
+        v.abs()
+    }
+    /// `relu_`.
+    #[inline(always)]
+    pub fn relu<T: Element>(v: T, _: &P<T>) -> T {
+        relu_k(v)
+    }
+    /// `sign_`.
+    #[inline(always)]
+    pub fn sign<T: Element>(v: T, _: &P<T>) -> T {
+        sign_k(v)
+    }
+    /// `clamp_(lo, hi)`.
+    #[inline(always)]
+    pub fn clamp<T: Element>(v: T, p: &P<T>) -> T {
+        clamp_k(v, p.lo, p.hi)
+    }
+    /// `clamp_min_(lo)`.
+    #[inline(always)]
+    pub fn clamp_min<T: Element>(v: T, p: &P<T>) -> T {
+        clamp_min_k(v, p.s0)
+    }
+    /// `clamp_max_(hi)`.
+    #[inline(always)]
+    pub fn clamp_max<T: Element>(v: T, p: &P<T>) -> T {
+        clamp_max_k(v, p.s0)
+    }
+    /// `hardtanh_(lo, hi)`.
+    #[inline(always)]
+    pub fn hardtanh<T: Element>(v: T, p: &P<T>) -> T {
+        clamp_max_k(clamp_min_k(v, p.s0), p.s1)
+    }
+    /// `sqrt_`.
+    #[inline(always)]
+    pub fn sqrt<T: FloatElement>(v: T, _: &P<T>) -> T {
+        v.sqrt()
+    }
+    /// `exp_`.
+    #[inline(always)]
+    pub fn exp<T: FloatElement>(v: T, _: &P<T>) -> T {
+        v.exp()
+    }
+    /// `log_`.
+    #[inline(always)]
+    pub fn log<T: FloatElement>(v: T, _: &P<T>) -> T {
+        v.ln()
+    }
+    /// `sigmoid_`.
+    #[inline(always)]
+    pub fn sigmoid<T: FloatElement>(v: T, _: &P<T>) -> T {
+        sigmoid_k(v)
+    }
+    /// `tanh_`.
+    #[inline(always)]
+    pub fn tanh<T: FloatElement>(v: T, _: &P<T>) -> T {
+        v.tanh()
+    }
+    /// `addcmul_(t1, t2, value)`: `v + value * a * b`.
+    #[inline(always)]
+    pub fn addcmul<T: FloatElement>(v: T, a: T, b: T, p: &P<T>) -> T {
+        v + p.s0 * a * b
+    }
+    /// `addcdiv_(t1, t2, value)`: `v + value * a / b`.
+    #[inline(always)]
+    pub fn addcdiv<T: FloatElement>(v: T, a: T, b: T, p: &P<T>) -> T {
+        v + p.s0 * a / b
+    }
 }

@@ -37,6 +37,7 @@ use crate::ops::fused::{self, BlockFn, Params, View};
 use crate::tensor::Tensor;
 
 use super::donate::{can_donate, can_donate_root, donated};
+use super::fuse_kernel::Kernel;
 use super::tracked::{Tracked, commit_root, donated_root};
 
 /// An operand of a [`Fusion`] step: a scalar, a borrowed tensor or a
@@ -202,6 +203,9 @@ impl<'a, T: Element> Step<'a, T> {
 /// ```
 pub struct Fusion<'a, T: Element> {
     steps: Vec<Step<'a, T>>,
+    /// The run compiled as one per-element function, and the ops it was
+    /// compiled for (see [`Fusion::kernel`]).
+    kernel: Option<(&'a [&'a str], Kernel<'a, T>)>,
 }
 
 impl<T: Element> std::fmt::Debug for Fusion<'_, T> {
@@ -229,6 +233,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     pub fn new() -> Self {
         Fusion {
             steps: Vec::with_capacity(8),
+            kernel: None,
         }
     }
 
@@ -277,6 +282,38 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// ```
     pub fn ops(&self) -> Vec<&'static str> {
         self.steps.iter().map(|s| s.op).collect()
+    }
+
+    /// Attaches `kernel`, the run compiled as one function (generated
+    /// code writes it from the steps it records; see
+    /// [`fuse_loop`](super::fuse_loop)): the one-pass path then runs it
+    /// instead of one loop per step, keeping each element in a register
+    /// through the run. `ops` names the steps it was written for; if they
+    /// are not the recorded ones, the kernel is not used.
+    ///
+    /// ```
+    /// use funcz_runtime::{Tensor, rt};
+    /// use funcz_runtime::rt::{Fusion, Tracked, fuse_loop, k};
+    /// rt::set_min_fused(0);
+    /// let w = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
+    /// let mut y = Tensor::<f32>::from_vec(vec![-3.0, 1.0], &[2]);
+    /// let mut s = Tracked::root(&y);
+    /// let f = Fusion::of(&y).add_(&w).relu_().kernel(&["add_", "relu_"], &|x, o, p| {
+    ///     fuse_loop::<_, 1>(x, o, |v, [a0]| k::relu(k::add(v, a0, &p[0]), &p[1]))
+    /// });
+    /// rt::fused_root(&mut y, &mut s, f);
+    /// assert_eq!(y.to_vec(), vec![0.0, 3.0]);
+    /// ```
+    pub fn kernel(mut self, ops: &'a [&'a str], kernel: Kernel<'a, T>) -> Self {
+        self.kernel = Some((ops, kernel));
+        self
+    }
+
+    /// The kernel, if it was written for exactly the recorded steps.
+    fn checked_kernel(&self) -> Option<Kernel<'a, T>> {
+        let (ops, k) = self.kernel?;
+        (ops.len() == self.steps.len() && ops.iter().zip(&self.steps).all(|(o, s)| *o == s.op))
+            .then_some(k)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -852,7 +889,7 @@ pub fn fused_root<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, f: Fusi
     if fusable(&f)
         && can_donate_root(root, state)
         && !state.original_overlaps()
-        && fused_pass(root, &f.steps)
+        && fused_pass(root, &f.steps, f.checked_kernel())
     {
         for s in &f.steps {
             donated_root(s.op, s.func, root, state);
@@ -896,7 +933,7 @@ pub fn fused_value<T: Element>(t: &mut Tensor<T>, f: Fusion<'_, T>) {
     if f.steps.is_empty() {
         return;
     }
-    if fusable(&f) && can_donate(t) && fused_pass(t, &f.steps) {
+    if fusable(&f) && can_donate(t) && fused_pass(t, &f.steps, f.checked_kernel()) {
         for s in &f.steps {
             donated(s.func, t);
         }
@@ -915,6 +952,28 @@ pub fn fused_value<T: Element>(t: &mut Tensor<T>, f: Fusion<'_, T>) {
 thread_local! {
     /// Fused passes run on this thread (see [`fused_passes`]).
     static PASSES: Cell<u64> = const { Cell::new(0) };
+    /// Blocks a compiled kernel ran on this thread (see [`kernel_blocks`]).
+    static KERNEL_BLOCKS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many blocks a compiled kernel ([`Fusion::kernel`]) ran on this
+/// thread (for tests that check the kernel, not the per-step loops, ran).
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// use funcz_runtime::rt::{Fusion, fuse_loop, k};
+/// rt::set_min_fused(0);
+/// let before = rt::kernel_blocks();
+/// let mut t = Tensor::<f32>::zeros(&[4]);
+/// rt::fused_value(&mut t, Fusion::new().add_(1.0).neg_().kernel(&["add_", "neg_"], &|x, o, p| {
+///     fuse_loop::<_, 1>(x, o, |v, [a]| k::neg(k::add(v, a, &p[0]), &p[1]))
+/// }));
+/// assert_eq!(t.to_vec(), vec![-1.0; 4]);
+/// assert_eq!(rt::kernel_blocks(), before + 1);
+/// ```
+#[doc(hidden)]
+pub fn kernel_blocks() -> u64 {
+    KERNEL_BLOCKS.with(Cell::get)
 }
 
 /// How many times [`fused_root`] or [`fused_value`] took the one-pass
@@ -967,6 +1026,9 @@ const BLOCK_BYTES: usize = 8 << 10;
 /// column against few columns) are gathered into a block-long buffer
 /// instead of cutting blocks at their period.
 const MIN_RUN: usize = 256;
+
+/// The most steps a compiled kernel runs (the macro's longest run).
+const KERNEL_MAX_STEPS: usize = 32;
 
 /// How a tensor operand maps onto the root's elements (row-major index
 /// `i`): element `(i / inner) % period` of its contiguous buffer.
@@ -1073,7 +1135,11 @@ impl<'g, T: Element> Src<'g, T> {
 /// returns false (having done nothing) otherwise. `root` must be
 /// contiguous from offset 0 and held by nobody who could observe it. Bumps
 /// `root`'s version once per step, as the unfused ops do.
-fn fused_pass<T: Element>(root: &Tensor<T>, steps: &[Step<'_, T>]) -> bool {
+fn fused_pass<T: Element>(
+    root: &Tensor<T>,
+    steps: &[Step<'_, T>],
+    kernel: Option<Kernel<'_, T>>,
+) -> bool {
     let shape = root.shape();
     let n = root.numel();
     if n == 0 || n < MIN_FUSED.with(Cell::get) || !root.is_contiguous() || root.layout.offset != 0 {
@@ -1151,6 +1217,14 @@ fn fused_pass<T: Element>(root: &Tensor<T>, steps: &[Step<'_, T>]) -> bool {
         srcs.push(out);
     }
     let mut scratch: Vec<Vec<T>> = vec![vec![T::zero(); block.min(n)]; nscratch];
+    let kernel = kernel.filter(|_| steps.len() <= KERNEL_MAX_STEPS);
+    let mut params = [Params::default(); KERNEL_MAX_STEPS];
+    if kernel.is_some() {
+        for (p, s) in params.iter_mut().zip(steps) {
+            *p = s.p;
+        }
+    }
+    let params = &params[..steps.len().min(KERNEL_MAX_STEPS)];
     // One version bump per step, as the unfused ops.
     for _ in 1..steps.len() {
         drop(root.storage.write());
@@ -1168,6 +1242,21 @@ fn fused_pass<T: Element>(root: &Tensor<T>, steps: &[Step<'_, T>]) -> bool {
                 src.gather(s, len, &mut scratch);
             }
             let x = &mut data[s..e];
+            if let Some(kernel) = kernel {
+                // Every step's operands, in order, cut to the block.
+                let mut views = [View::None; 2 * KERNEL_MAX_STEPS];
+                let mut nv = 0;
+                for src in srcs.iter().flatten() {
+                    if !matches!(src, Src::None) {
+                        views[nv] = src.view(s, len, &scratch);
+                        nv += 1;
+                    }
+                }
+                kernel(x, &views[..nv], params);
+                KERNEL_BLOCKS.with(|p| p.set(p.get() + 1));
+                s = e;
+                continue;
+            }
             for (step, [a, b]) in steps.iter().zip(&srcs) {
                 let k = step
                     .block

@@ -23,6 +23,7 @@ mod chain;
 mod donate;
 mod exit;
 mod fuse;
+mod fuse_kernel;
 mod inputs;
 mod meta;
 mod output;
@@ -32,8 +33,10 @@ pub use chain::{replay, writeback};
 pub use donate::{can_donate, can_donate_alias, can_donate_elem, can_donate_root, donated};
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use fuse::{
-    FuseArg, Fusion, IntoFuseArg, fused_passes, fused_root, fused_value, set_min_fused,
+    FuseArg, Fusion, IntoFuseArg, fused_passes, fused_root, fused_value, kernel_blocks,
+    set_min_fused,
 };
+pub use fuse_kernel::{FusedOperand, FusedParams, Kernel, fuse_loop, k};
 pub use inputs::{
     InputKey, check_fresh, check_inputs_disjoint, check_temp, detach_all, identity, input,
     place_handle, rebind, released, write_back, write_back_all, write_back_layout, write_back_mut,

@@ -1,0 +1,102 @@
+//! Compiled kernels of fused runs: the whole run as one per-element
+//! function, so each element stays in a register through every step.
+//!
+//! [`fused_root`](super::fused_root)'s blocked pass runs each step over a
+//! block of the value (every step loads and stores the block from L1). The
+//! macro also knows the steps when it writes the run, so it passes a
+//! kernel ([`Fusion::kernel`](super::Fusion::kernel)): a closure that runs
+//! the steps' per-element formulas ([`k`]) one after the other on each
+//! element, through [`fuse_loop`], which the compiler inlines and
+//! vectorizes in the caller's crate. The formulas are the ones the ops'
+//! kernels compute, expression for expression, so the bits are the same.
+//!
+//! Input (from the macro): `y.mul_(2.0); y.add_(&w); y.relu_();`
+//! Output: `Fusion::of(&y).mul_(2.0).add_(&w).relu_().kernel(&["mul_", "add_", "relu_"],
+//! &|x, o, p| { let (p0, p1, p2) = (p[0], p[1], p[2]); fuse_loop::<_, 2>(x, o, |v, [a0, a1]| {
+//! let v = k::mul(v, a0, &p0); let v = k::add(v, a1, &p1); k::relu(v, &p2) }) })`
+
+use crate::element::Element;
+
+pub use crate::ops::fused::{Params as FusedParams, View as FusedOperand, k};
+
+/// A compiled kernel of a fused run: updates a block of the value in
+/// place, given every step's operands cut to the block (in step order,
+/// the steps' first then second operand) and every step's scalar
+/// parameters (one per step).
+pub type Kernel<'k, T> = &'k dyn Fn(&mut [T], &[FusedOperand<'_, T>], &[FusedParams<T>]);
+
+/// Elements per inner loop: a chunk of the value and of each operand is a
+/// fixed-size array, so the loop has no bounds checks and vectorizes.
+const CHUNK: usize = 64;
+
+/// Runs `f` on every element of `x` with the matching element of each of
+/// the `N` operands `o` (a broadcast scalar or a slice as long as `x`):
+/// `x[i] = f(x[i], [o[0][i], ..., o[N-1][i]])`.
+///
+/// ```
+/// use funcz_runtime::rt::{FusedOperand, fuse_loop};
+/// let mut x = vec![1.0f32, 2.0, 3.0];
+/// let w = [10.0f32, 20.0, 30.0];
+/// fuse_loop::<f32, 2>(&mut x, &[FusedOperand::Slice(&w), FusedOperand::Scalar(0.5)], |v, [a, b]| (v + a) * b);
+/// assert_eq!(x, vec![5.5, 11.0, 16.5]);
+/// ```
+#[inline(always)]
+pub fn fuse_loop<T: Element, const N: usize>(
+    x: &mut [T],
+    o: &[FusedOperand<'_, T>],
+    f: impl Fn(T, [T; N]) -> T,
+) {
+    assert_eq!(
+        o.len(),
+        N,
+        "funcz: internal: a fused kernel of {N} operands was given {}",
+        o.len()
+    );
+    let n = x.len();
+    let mut fill = [[T::zero(); CHUNK]; N];
+    for (k, op) in o.iter().enumerate() {
+        match *op {
+            FusedOperand::Scalar(v) => fill[k] = [v; CHUNK],
+            FusedOperand::Slice(s) => assert!(
+                s.len() >= n,
+                "funcz: internal: a fused operand of {} elements for a block of {n}",
+                s.len()
+            ),
+            FusedOperand::None => panic!("funcz: internal: a fused kernel given no operand"),
+        }
+    }
+    let fill = &fill;
+    let mut s = 0;
+    while s + CHUNK <= n {
+        let ops: [&[T; CHUNK]; N] = std::array::from_fn(|k| match o[k] {
+            FusedOperand::Slice(d) => chunk(&d[s..s + CHUNK]),
+            _ => &fill[k],
+        });
+        let xs: &mut [T; CHUNK] = (&mut x[s..s + CHUNK])
+            .try_into()
+            .expect("funcz: internal: a chunk of CHUNK elements");
+        for i in 0..CHUNK {
+            let mut a = [T::zero(); N];
+            for k in 0..N {
+                a[k] = ops[k][i];
+            }
+            xs[i] = f(xs[i], a);
+        }
+        s += CHUNK;
+    }
+    for (i, v) in x.iter_mut().enumerate().skip(s) {
+        *v = f(
+            *v,
+            std::array::from_fn(|k| match o[k] {
+                FusedOperand::Slice(d) => d[i],
+                _ => fill[k][0],
+            }),
+        );
+    }
+}
+
+#[inline(always)]
+fn chunk<T>(s: &[T]) -> &[T; CHUNK] {
+    s.try_into()
+        .expect("funcz: internal: a chunk of CHUNK elements")
+}
