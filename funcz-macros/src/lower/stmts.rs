@@ -339,23 +339,31 @@ impl Lowerer<'_> {
                     Kind::Alias { root }
                 };
                 if self.tracked_root(root) {
-                    let (mut stmts, _, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
+                    // The temporaries of the chain live in a block: the
+                    // function's scopes nest no deeper than the original's
+                    // (one per `let`), however many views it makes.
+                    let (inner, _, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
                     let id = self.scopes.declare(&ident, kind);
                     let st = state_ident(id);
-                    if let Some((method, args)) = multi {
-                        stmts.push(pq!(
-                            let (mut #ident, mut #st) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
-                        ));
-                        if steps_may_copy(&steps) {
-                            stmts.push(pq!(#rt::bind_views(&#ps, &mut #st);));
+                    let (tv, ts) = (tmp("__fz_bound"), tmp("__fz_bound_state"));
+                    let bind = match (steps_may_copy(&steps), &multi) {
+                        (false, _) => TokenStream::new(),
+                        (true, Some(_)) => quote!(#rt::bind_views(&#ps, &mut #ts);),
+                        (true, None) => quote!(#rt::bind_view(&#ps, &mut #ts);),
+                    };
+                    let m = (!bind.is_empty()).then(|| quote!(mut));
+                    let value = match multi {
+                        Some((method, args)) => {
+                            quote!(#rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode))
                         }
+                        None => quote!((#v, #s)),
+                    };
+                    let tail = if bind.is_empty() {
+                        value
                     } else {
-                        stmts.push(pq!(let (mut #ident, mut #st) = (#v, #s);));
-                        if steps_may_copy(&steps) {
-                            stmts.push(pq!(#rt::bind_view(&#ps, &mut #st);));
-                        }
-                    }
-                    return stmts;
+                        quote!(let (#tv, #m #ts) = #value; #bind (#tv, #ts))
+                    };
+                    return vec![pq!(let (mut #ident, mut #st) = { #(#inner)* #tail };)];
                 }
                 // Root never mutated: the alias is a plain value.
                 let value = self.plain_value(&expr);
