@@ -194,48 +194,48 @@ fn masked_fill_layouts_match_pytorch() {
 fn index_put_layouts_match_pytorch() {
     let fx = fixtures();
     let x = seq(&[6, 4], 0.0, 1.0);
-    x.index_put_(&[&i64s(&[4, 0, -1])], &seq(&[3, 4], 100.0, 1.0), false);
+    x.index_put_(&[&i64s(&[4, 0, -1])], seq(&[3, 4], 100.0, 1.0), false);
     check(&fx, "put_rows", &[x], 0.0);
     let x = seq(&[6, 4], 0.0, 1.0);
-    x.index_put_(&[&i64s(&[1, 1, 3, 1])], &seq(&[4, 4], 10.0, 1.0), true);
+    x.index_put_(&[&i64s(&[1, 1, 3, 1])], seq(&[4, 4], 10.0, 1.0), true);
     check(&fx, "put_rows_accumulate_dup", &[x], 0.0);
     let x = seq(&[6, 4], 0.0, 1.0);
-    x.index_put_(&[&i64s(&[0, 2])], &seq(&[4], -10.0, 1.0), false);
+    x.index_put_(&[&i64s(&[0, 2])], seq(&[4], -10.0, 1.0), false);
     check(&fx, "put_rows_row_bcast", &[x], 0.0);
     let x = seq(&[6, 4], 0.0, 1.0);
-    x.index_put_(&[&i64s(&[5, 2, 3])], &seq(&[3, 1], 50.0, 1.0), false);
+    x.index_put_(&[&i64s(&[5, 2, 3])], seq(&[3, 1], 50.0, 1.0), false);
     check(&fx, "put_rows_col_bcast", &[x], 0.0);
     let x = seq(&[6, 4], 0.0, 1.0);
-    x.index_put_(&[&i64s(&[5, 1])], &Tensor::scalar(-3.0f32), false);
+    x.index_put_(&[&i64s(&[5, 1])], Tensor::scalar(-3.0f32), false);
     check(&fx, "put_rows_scalar", &[x], 0.0);
     let base = seq(&[4, 6], 0.0, 1.0);
     base.t()
-        .index_put_(&[&i64s(&[1, 4])], &seq(&[2, 4], 20.0, 1.0), false);
+        .index_put_(&[&i64s(&[1, 4])], seq(&[2, 4], 20.0, 1.0), false);
     check(&fx, "put_self_transposed", &[base], 0.0);
     let x = seq(&[3, 4], 0.0, 1.0);
     x.index_put_(
         &[&i64s(&[0, 2, 1]), &i64s(&[3, 0, 1])],
-        &seq(&[3], -7.0, 1.0),
+        seq(&[3], -7.0, 1.0),
         false,
     );
     check(&fx, "put_elements", &[x], 0.0);
     let x = seq(&[3, 4], 0.0, 1.0);
     x.index_put_(
         &[&i64s(&[0, 0, 2]), &i64s(&[1, 1, 3])],
-        &seq(&[3], 1.0, 1.0),
+        seq(&[3], 1.0, 1.0),
         true,
     );
     check(&fx, "put_elements_accumulate_dup", &[x], 0.0);
     let base = seq(&[5, 3], 0.0, 1.0);
     base.narrow(0, 0, 3)
-        .index_put_(&[&i64s(&[2, 0])], &base.narrow(0, 3, 2), false);
+        .index_put_(&[&i64s(&[2, 0])], base.narrow(0, 3, 2), false);
     check(&fx, "put_values_own_storage", &[base], 0.0);
     let x = seq(&[3, 2, 4], 0.0, 1.0);
     let rows = Tensor::from_vec(vec![2i64, 0], &[2, 1]);
-    x.index_put_(&[&rows], &seq(&[2, 1, 2, 4], -20.0, 1.0), false);
+    x.index_put_(&[&rows], seq(&[2, 1, 2, 4], -20.0, 1.0), false);
     check(&fx, "put_3d_index_2d", &[x], 0.0);
     let x = seq(&[4, 3], 0.0, 1.0);
-    let y = x.index_put(&[&i64s(&[3, 1])], &seq(&[2, 3], 40.0, 1.0), false);
+    let y = x.index_put(&[&i64s(&[3, 1])], seq(&[2, 3], 40.0, 1.0), false);
     check(&fx, "put_functional", &[y, x], 0.0);
 }
 

@@ -65,7 +65,7 @@ fn softmax_lane<T: FloatElement>(x: &[T], out: &mut [T], log: bool) {
         }
     } else {
         for o in out.iter_mut() {
-            *o = *o / s;
+            *o /= s;
         }
     }
 }
