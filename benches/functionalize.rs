@@ -46,7 +46,8 @@
 //! runs only the rows whose kernel name contains `matmul` (a
 //! comma-separated list selects the rows matching any part:
 //! `FUNCZ_BENCH=softmax,masked,index_put,cat` runs the rows of issue 12's
-//! new ops). `cargo test
+//! new ops); `FUNCZ_BENCH_SAMPLES=40` takes the minimum over 40 samples
+//! instead of 15 (steadier on a loaded machine). `cargo test
 //! --benches` runs a tiny smoke version.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -1366,7 +1367,10 @@ fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let plan = if full {
         Plan {
-            samples: 15,
+            samples: std::env::var("FUNCZ_BENCH_SAMPLES")
+                .ok()
+                .map(|s| s.parse().expect("FUNCZ_BENCH_SAMPLES: a number of samples"))
+                .unwrap_or(15),
             sample_time: Duration::from_millis(20),
         }
     } else {
