@@ -327,7 +327,8 @@ impl<T: Element> Tensor<T> {
 /// last dimension has stride 1 and the mask, broadcast to `dst`'s shape,
 /// has stride 1 or 0 there (both wholly row-major: one row). Each row is a
 /// branch-free select over plain slices. As in the general path, nothing
-/// is locked for writing when no mask element is true. Returns false
+/// is locked for writing when no mask element is true (the mask is
+/// scanned under its own lock first). Returns false
 /// (nothing done) when the layouts do not fit. `dst` and `mask` never
 /// share a storage (a mask is `bool`, which is not an [`Element`]).
 fn masked_fill_rows<T: Element>(dst: &Tensor<T>, mask: &Tensor<bool>, v: T) -> bool {
@@ -353,15 +354,27 @@ fn masked_fill_rows<T: Element>(dst: &Tensor<T>, mask: &Tensor<bool>, v: T) -> b
         let rows = |l: &Layout| Layout::new(&l.shape[..nd - 1], &l.strides[..nd - 1], l.offset);
         (rows(dl), rows(&ml), len, ms)
     };
-    let m = mask.storage.read();
-    let row_mask = |off: usize| -> &[bool] { &m[off..off + if ms == 1 { len } else { 1 }] };
-    if !rows_m.offsets().any(|off| row_mask(off).contains(&true)) {
+    let row_len = if ms == 1 { len } else { 1 };
+    let any = {
+        let m = mask.storage.read();
+        rows_m
+            .offsets()
+            .any(|off| m[off..off + row_len].contains(&true))
+    };
+    if !any {
         return true;
     }
-    let mut d = dst.storage.write();
+    // Both locks, in address order (the crate's rule for holding two).
+    let (m, mut d) = if mask.storage_key() < dst.storage_key() {
+        let m = mask.storage.read();
+        (m, dst.storage.write())
+    } else {
+        let d = dst.storage.write();
+        (mask.storage.read(), d)
+    };
     for (od, om) in rows_d.offsets().zip(rows_m.offsets()) {
         let row = &mut d[od..od + len];
-        match row_mask(om) {
+        match &m[om..om + row_len] {
             [b] if ms == 0 => {
                 if *b {
                     row.fill(v);
