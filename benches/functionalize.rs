@@ -43,7 +43,11 @@
 //! rotating order, so that machine noise hits all of them alike. Run:
 //! `cargo bench --bench functionalize` (about a minute once built; see
 //! BENCHMARKS.md); `FUNCZ_BENCH=matmul cargo bench --bench functionalize`
-//! runs only the rows whose kernel name contains `matmul`. `cargo test
+//! runs only the rows whose kernel name contains `matmul` (a
+//! comma-separated list selects the rows matching any part:
+//! `FUNCZ_BENCH=softmax,masked,index_put,cat` runs the rows of issue 12's
+//! new ops); `FUNCZ_BENCH_SAMPLES=40` takes the minimum over 40 samples
+//! instead of 15 (steadier on a loaded machine). `cargo test
 //! --benches` runs a tiny smoke version.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -217,6 +221,27 @@ variants!(mm, mm_v, mm_c; fn (a: &Tensor, b: &Tensor) -> Tensor {
     a.matmul(b)
 });
 
+// Softmax over the last dimension (a fresh result).
+variants!(softmax, softmax_v, softmax_c; fn (x: &Tensor) -> Tensor {
+    x.softmax(-1)
+});
+
+// A causal mask written into scores passed in by the caller.
+variants!(mask, mask_v, mask_c; fn (x: &mut Tensor, m: &Tensor<bool>) {
+    x.masked_fill_(m, f32::NEG_INFINITY);
+});
+
+// Whole rows of an input written at the positions of an index tensor
+// (`x[rows] = v`, accumulate = false).
+variants!(put_rows, put_rows_v, put_rows_c; fn (x: &mut Tensor, rows: &Tensor<i64>, v: &Tensor) {
+    x.index_put_(&[rows], v, false);
+});
+
+// Concatenation of a list of tensors along the first dimension.
+variants!(cat, cat_v, cat_c; fn (xs: &[Tensor]) -> Tensor {
+    Tensor::cat(xs, 0)
+});
+
 /// In-place adds per call of `small_adds`.
 const SMALL_ADDS: usize = 1000;
 
@@ -336,6 +361,45 @@ fn mm_nd(a: &ArrayD<f32>, b: &ArrayD<f32>) -> ArrayD<f32> {
     out.into_dyn()
 }
 
+/// Softmax of each row: the row's maximum, `exp(x - max)` written to the
+/// output, their sum, then each divided by the sum.
+fn softmax_nd(x: &Array2<f32>) -> Array2<f32> {
+    let mut out = Array2::zeros(x.raw_dim());
+    for (mut o, x) in out.rows_mut().into_iter().zip(x.rows()) {
+        let m = x.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+        Zip::from(&mut o)
+            .and(&x)
+            .for_each(|o, &x| *o = (x - m).exp());
+        let s = o.sum();
+        o.mapv_inplace(|v| v / s);
+    }
+    out
+}
+
+/// A select rather than `if m { *x = .. }`: the store is unconditional,
+/// so the loop vectorizes (2-3x faster here than the branch).
+fn mask_nd(x: &mut Array2<f32>, m: &Array2<bool>) {
+    Zip::from(x)
+        .and(m)
+        .for_each(|x, &m| *x = if m { f32::NEG_INFINITY } else { *x });
+}
+
+fn put_rows_nd(x: &mut Array2<f32>, rows: &[usize], v: &Array2<f32>) {
+    for (&r, v) in rows.iter().zip(v.rows()) {
+        x.row_mut(r).assign(&v);
+    }
+}
+
+/// One allocation of the total length, each input appended in turn.
+fn cat_nd(xs: &[Array1<f32>]) -> Array1<f32> {
+    let n = xs.iter().map(|x| x.len()).sum();
+    let mut out = Vec::with_capacity(n);
+    for x in xs {
+        out.extend_from_slice(x.as_slice().expect("contiguous"));
+    }
+    Array1::from_vec(out)
+}
+
 // ---------------------------------------------------------------------------
 // inputs, and the check that the ndarray versions do the same work
 
@@ -359,6 +423,12 @@ struct Sizes {
     small: usize,
     /// Matmuls: batch (0 = a plain 2-D product) and square matrix size.
     matmul: &'static [(usize, usize)],
+    /// Rows and columns of the softmax and of the causal mask.
+    softmax: (usize, usize),
+    /// Rows and columns of the `index_put_` target, and rows written.
+    put: (usize, usize, usize),
+    /// Number of tensors concatenated, their length and its label.
+    cat: (usize, usize, &'static str),
 }
 
 impl Sizes {
@@ -379,6 +449,9 @@ impl Sizes {
                 add: (1 << 24, "16M"),
                 small: 16,
                 matmul: &[(0, 256), (0, 1024), (32, 128)],
+                softmax: (1024, 1024),
+                put: (4096, 4096, 2048),
+                cat: (8, 1 << 20, "8x1M"),
             }
         } else {
             Sizes {
@@ -391,6 +464,9 @@ impl Sizes {
                 add: (1 << 10, "1K"),
                 small: 16,
                 matmul: &[(0, 8), (3, 4)],
+                softmax: (4, 8),
+                put: (16, 8, 8),
+                cat: (8, 16, "8x16"),
             }
         }
     }
@@ -467,6 +543,33 @@ fn mm_label(batch: usize, n: usize) -> String {
     }
 }
 
+fn softmax_x(rows: usize, cols: usize) -> Tensor {
+    Tensor::randn(&[rows, cols], 14)
+}
+
+/// Scores and a causal mask (true above the diagonal).
+fn mask_inputs(n: usize) -> (Tensor, Tensor<bool>) {
+    let r = Tensor::<i64>::arange(n).view([n as i64, 1]);
+    let c = Tensor::<i64>::arange(n).view([1, n as i64]);
+    (Tensor::randn(&[n, n], 15), c.gt(&r))
+}
+
+/// The `index_put_` target, the rows written (`k` distinct rows in a
+/// scattered order: `j * 1537 mod rows`, a bijection for a power-of-two
+/// `rows`) and the values.
+fn put_inputs(rows: usize, cols: usize, k: usize) -> (Tensor, Tensor<i64>, Tensor) {
+    let idx: Vec<i64> = (0..k).map(|j| ((j * 1537) % rows) as i64).collect();
+    (
+        Tensor::randn(&[rows, cols], 16),
+        Tensor::from_vec(idx, &[k]),
+        Tensor::randn(&[k, cols], 17),
+    )
+}
+
+fn cat_inputs(k: usize, n: usize) -> Vec<Tensor> {
+    (0..k).map(|i| Tensor::randn(&[n], 18 + i as u64)).collect()
+}
+
 /// A copy of `t` as an ndarray array of dimension `D`.
 fn nd<D: Dimension>(t: &Tensor) -> Array<f32, D> {
     t.to_ndarray()
@@ -486,10 +589,20 @@ fn assert_same<S: Data<Elem = f32>, D: Dimension>(
     orig: &Tensor,
     nd: &ArrayBase<S, D>,
 ) {
+    assert_close(kernel, orig, nd, 1e-5);
+}
+
+/// [`assert_same`] within `tol` relative.
+fn assert_close<S: Data<Elem = f32>, D: Dimension>(
+    kernel: &str,
+    orig: &Tensor,
+    nd: &ArrayBase<S, D>,
+    tol: f32,
+) {
     assert_eq!(orig.shape(), nd.shape(), "{kernel}: shape");
     for (i, (&x, &y)) in orig.to_vec().iter().zip(nd.iter()).enumerate() {
         assert!(
-            x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-5 * x.abs().max(y.abs()),
+            x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= tol * x.abs().max(y.abs()),
             "{kernel}: element {i}: original {x}, ndarray {y}"
         );
     }
@@ -584,6 +697,64 @@ fn check_nd(sz: &Sizes) {
             );
         }
     }
+}
+
+/// The new ops' part of [`check_nd`]: also checks that each original does
+/// what it should (the softmax rows sum to 1, the mask wrote -inf exactly
+/// above the diagonal, the rows were written, the cat is the inputs in
+/// order), so that a wrong kernel cannot pass by matching a wrong
+/// baseline.
+fn check_nd_new_ops(sz: &Sizes) {
+    let (rows, cols) = sz.softmax;
+    let x = softmax_x(rows, cols);
+    let y = softmax(&x);
+    // The sum of a row may be rounded in another order (funcz sums in
+    // f64, the ndarray version in f32).
+    assert_close("softmax", &y, &softmax_nd(&nd(&x)), 1e-5);
+    for r in 0..rows {
+        let s: f32 = y.select(0, r).to_vec().iter().sum();
+        assert!((s - 1.0).abs() < 1e-4, "softmax: row {r} sums to {s}");
+    }
+
+    let (mut x, m) = mask_inputs(rows);
+    let mut xa: Array2<f32> = nd(&x);
+    let ma = Array2::from_shape_vec((rows, rows), m.to_vec()).expect("square mask");
+    let before = x.to_vec();
+    mask(&mut x, &m);
+    mask_nd(&mut xa, &ma);
+    assert_same("mask", &x, &xa);
+    for (k, (&a, &b)) in x.to_vec().iter().zip(&before).enumerate() {
+        let want = if k % rows > k / rows {
+            f32::NEG_INFINITY
+        } else {
+            b
+        };
+        assert_eq!(a, want, "mask: element {k}");
+    }
+
+    let (rows, cols, k) = sz.put;
+    let (mut x, idx, v) = put_inputs(rows, cols, k);
+    let mut xa: Array2<f32> = nd(&x);
+    let idx_a: Vec<usize> = idx.to_vec().iter().map(|&i| i as usize).collect();
+    let va: Array2<f32> = nd(&v);
+    put_rows(&mut x, &idx, &v);
+    put_rows_nd(&mut xa, &idx_a, &va);
+    assert_same("index_put_", &x, &xa);
+    for (j, &r) in idx_a.iter().enumerate() {
+        assert_eq!(
+            x.select(0, r).to_vec(),
+            v.select(0, j).to_vec(),
+            "index_put_: row {r}"
+        );
+    }
+
+    let (k, n, _) = sz.cat;
+    let xs = cat_inputs(k, n);
+    let xas: Vec<Array1<f32>> = xs.iter().map(nd).collect();
+    let c = cat(&xs);
+    assert_same("cat", &c, &cat_nd(&xas));
+    let want: Vec<f32> = xs.iter().flat_map(|t| t.to_vec()).collect();
+    assert_eq!(c.to_vec(), want, "cat: the inputs in order");
 }
 
 // ---------------------------------------------------------------------------
@@ -715,6 +886,48 @@ fn torch_cases() -> Vec<TorchCase> {
             tol: elementwise,
         });
     }
+
+    // The new ops. Inputs travel as f32 files: the script turns the mask
+    // back into bool and the row indices into int64.
+    let (rows, cols) = sz.softmax;
+    let x = softmax_x(rows, cols);
+    cases.push(TorchCase {
+        kernel: "softmax",
+        expected: vec![softmax(&x)],
+        inputs: vec![x],
+        args: json!({}),
+        tol: 1e-4,
+    });
+    let (x, m) = mask_inputs(rows);
+    let mut x2 = x.clone();
+    mask(&mut x2, &m);
+    cases.push(TorchCase {
+        kernel: "mask",
+        inputs: vec![x, m.float()],
+        args: json!({}),
+        expected: vec![x2],
+        tol: elementwise,
+    });
+    let (rows, cols, k) = sz.put;
+    let (x, idx, v) = put_inputs(rows, cols, k);
+    let mut x2 = x.clone();
+    put_rows(&mut x2, &idx, &v);
+    cases.push(TorchCase {
+        kernel: "put_rows",
+        inputs: vec![x, idx.float(), v],
+        args: json!({}),
+        expected: vec![x2],
+        tol: elementwise,
+    });
+    let (k, n, _) = sz.cat;
+    let xs = cat_inputs(k, n);
+    cases.push(TorchCase {
+        kernel: "cat",
+        expected: vec![cat(&xs)],
+        inputs: xs,
+        args: json!({}),
+        tol: elementwise,
+    });
 
     for &(batch, n) in sz.matmul {
         let [a, b] = mm_inputs(batch, n);
@@ -1036,7 +1249,9 @@ fn tk(kernel: &'static str, params: Value) -> Tk {
 
 struct Table {
     plan: Plan,
-    /// Only rows whose kernel name contains this (`FUNCZ_BENCH=matmul`).
+    /// Only rows whose kernel name contains this, or one of its
+    /// comma-separated parts (`FUNCZ_BENCH=matmul`,
+    /// `FUNCZ_BENCH=softmax,masked,index_put,cat`).
     filter: Option<String>,
     /// PyTorch eager, if `FUNCZ_TORCH_PYTHON` is set.
     torch: Option<RefCell<Torch>>,
@@ -1088,7 +1303,7 @@ impl Table {
     /// interleaved, and prints one row.
     fn row(&self, kernel: &str, size: &str, bytes: Bytes, tk: Tk, mut fs: [&mut dyn FnMut(); 4]) {
         if let Some(f) = &self.filter
-            && !kernel.contains(f.as_str())
+            && !f.split(',').any(|f| kernel.contains(f))
         {
             return;
         }
@@ -1152,7 +1367,10 @@ fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let plan = if full {
         Plan {
-            samples: 15,
+            samples: std::env::var("FUNCZ_BENCH_SAMPLES")
+                .ok()
+                .map(|s| s.parse().expect("FUNCZ_BENCH_SAMPLES: a number of samples"))
+                .unwrap_or(15),
             sample_time: Duration::from_millis(20),
         }
     } else {
@@ -1163,6 +1381,7 @@ fn main() {
     };
     let sz = Sizes::new(full);
     check_nd(&sz);
+    check_nd_new_ops(&sz);
     let torch = Torch::start().map(|mut t| {
         check_torch(&mut t);
         RefCell::new(t)
@@ -1402,4 +1621,80 @@ fn main() {
             ],
         );
     }
+
+    // The new ops of issue 12: softmax, a causal mask, index_put_ of rows,
+    // cat.
+    let (rows, cols) = sz.softmax;
+    let x = softmax_x(rows, cols);
+    let xa = nd(&x);
+    t.row(
+        "softmax(-1)",
+        &format!("{rows}x{cols}"),
+        once(rows * cols * 4),
+        tk("softmax", json!({"rows": rows, "cols": cols})),
+        [
+            &mut sink(|| softmax(&x)),
+            &mut sink(|| softmax_v(&x)),
+            &mut sink(|| softmax_c(&x)),
+            &mut sink(|| softmax_nd(&xa)),
+        ],
+    );
+    let (x, m) = mask_inputs(rows);
+    let mut xs = [x.clone(), x.clone(), x.clone()];
+    let mut xa: Array2<f32> = nd(&x);
+    let ma = Array2::from_shape_vec((rows, rows), m.to_vec()).expect("square mask");
+    {
+        let [x0, x1, x2] = &mut xs;
+        t.row(
+            "masked_fill_",
+            &format!("{rows}x{rows}"),
+            once(rows * rows * 4),
+            tk("mask", json!({"n": rows})),
+            [
+                &mut || mask(x0, &m),
+                &mut || mask_v(x1, &m),
+                &mut || mask_c(x2, &m),
+                &mut || mask_nd(&mut xa, &ma),
+            ],
+        );
+    }
+    drop((xs, xa));
+    let (rows, cols, k) = sz.put;
+    let (x, idx, v) = put_inputs(rows, cols, k);
+    let mut xs = [x.clone(), x.clone(), x.clone()];
+    drop(x);
+    let mut xa: Array2<f32> = nd(&xs[0]);
+    let idx_a: Vec<usize> = idx.to_vec().iter().map(|&i| i as usize).collect();
+    let va: Array2<f32> = nd(&v);
+    {
+        let [x0, x1, x2] = &mut xs;
+        t.row(
+            &format!("index_put_ x{k}"),
+            &format!("{rows}x{cols}"),
+            once(k * cols * 4),
+            tk("put_rows", json!({"rows": rows, "cols": cols, "k": k})),
+            [
+                &mut || put_rows(x0, &idx, &v),
+                &mut || put_rows_v(x1, &idx, &v),
+                &mut || put_rows_c(x2, &idx, &v),
+                &mut || put_rows_nd(&mut xa, &idx_a, &va),
+            ],
+        );
+    }
+    drop((xs, xa, v, va));
+    let (k, n, name) = sz.cat;
+    let xs = cat_inputs(k, n);
+    let xas: Vec<Array1<f32>> = xs.iter().map(nd).collect();
+    t.row(
+        "cat",
+        name,
+        once(k * n * 4),
+        tk("cat", json!({"k": k, "n": n})),
+        [
+            &mut sink(|| cat(&xs)),
+            &mut sink(|| cat_v(&xs)),
+            &mut sink(|| cat_c(&xs)),
+            &mut sink(|| cat_nd(&xas)),
+        ],
+    );
 }

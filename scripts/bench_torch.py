@@ -138,6 +138,22 @@ def mm(a, b):
     return a.matmul(b)
 
 
+def softmax(x):
+    return x.softmax(-1)
+
+
+def mask(x, m):
+    x.masked_fill_(m, float("-inf"))
+
+
+def put_rows(x, rows, v):
+    x.index_put_((rows,), v, accumulate=False)
+
+
+def cat(xs):
+    return torch.cat(xs, 0)
+
+
 # ---------------------------------------------------------------------------
 # inputs for timing (random, of the bench's shapes) and the calls
 
@@ -195,6 +211,22 @@ def setup(kernel, p, seed=0):
         shape = (p["n"], p["n"]) if p["batch"] == 0 else (p["batch"], p["n"], p["n"])
         a, b = randn(*shape), randn(*shape)
         return lambda: mm(a, b)
+    if kernel == "softmax":
+        x = randn(p["rows"], p["cols"])
+        return lambda: softmax(x)
+    if kernel == "mask":
+        n = p["n"]
+        x = randn(n, n)
+        m = torch.ones(n, n, dtype=torch.bool).triu(1)
+        return lambda: mask(x, m)
+    if kernel == "put_rows":
+        x = randn(p["rows"], p["cols"])
+        rows = (torch.arange(p["k"], dtype=torch.int64) * 1537) % p["rows"]
+        v = randn(p["k"], p["cols"])
+        return lambda: put_rows(x, rows, v)
+    if kernel == "cat":
+        xs = [randn(p["n"]) for _ in range(p["k"])]
+        return lambda: cat(xs)
     raise ValueError(f"bench_torch: unknown kernel {kernel!r}")
 
 
@@ -253,6 +285,16 @@ def check_case(d, case):
         outs = [ins[0]]
     elif k == "mm":
         outs = [mm(*ins)]
+    elif k == "softmax":
+        outs = [softmax(*ins)]
+    elif k == "mask":
+        mask(ins[0], ins[1].bool())
+        outs = [ins[0]]
+    elif k == "put_rows":
+        put_rows(ins[0], ins[1].long(), ins[2])
+        outs = [ins[0]]
+    elif k == "cat":
+        outs = [cat(ins)]
     else:
         raise ValueError(f"bench_torch: unknown kernel {k!r}")
     for name, t in zip(case["outputs"], outs, strict=True):
@@ -304,6 +346,9 @@ FULL = {
     "add": (1 << 24, "16M"),
     "small": 16,
     "matmul": [(0, 256), (0, 1024), (32, 128)],
+    "softmax": (1024, 1024),
+    "put": (4096, 4096, 2048),
+    "cat": (8, 1 << 20, "8x1M"),
 }
 
 QUICK = {
@@ -316,6 +361,9 @@ QUICK = {
     "add": (1 << 10, "1K"),
     "small": 16,
     "matmul": [(0, 8), (3, 4)],
+    "softmax": (4, 8),
+    "put": (16, 8, 8),
+    "cat": (8, 16, "8x16"),
 }
 
 
@@ -345,6 +393,13 @@ def standalone(quick):
     for batch, n in sz["matmul"]:
         label = f"{n}x{n}" if batch == 0 else f"{batch}x{n}x{n}"
         rows.append(("matmul", label, "mm", {"batch": batch, "n": n}))
+    r, c = sz["softmax"]
+    rows.append(("softmax(-1)", f"{r}x{c}", "softmax", {"rows": r, "cols": c}))
+    rows.append(("masked_fill_", f"{r}x{r}", "mask", {"n": r}))
+    r, c, k = sz["put"]
+    rows.append((f"index_put_ x{k}", f"{r}x{c}", "put_rows", {"rows": r, "cols": c, "k": k}))
+    k, n, name = sz["cat"]
+    rows.append(("cat", name, "cat", {"k": k, "n": n}))
     out = []
     with torch.inference_mode():
         for kernel, size, name, params in rows:

@@ -19,12 +19,13 @@
 
 use crate::args::IntoIndices;
 use crate::element::{Element, Scalar};
-use crate::layout::Layout;
+use crate::layout::{Layout, broadcast_layout};
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 use crate::view::gather::{gather_from, materialize};
 
 use super::dtype::{broadcast, check_writable, values, values_as, wrap_dim};
+use super::kernel::with_write_read;
 use super::mask::fill_value;
 use super::overlap::assert_no_overlap;
 use super::{Operand, OperandRef};
@@ -878,8 +879,23 @@ impl<T: Element> Tensor<T> {
             "index_put_",
             || put_args(self, indices, &values, accumulate),
             || {
-                let v = plan.values(&values);
-                plan.apply(&mut self.storage.write(), &self.layout, &v, accumulate);
+                match values {
+                    OperandRef::Tensor(v) if !v.same_storage(self) => {
+                        // Read in place (locks in address order).
+                        let vl = plan.values_layout(v);
+                        with_write_read(self, v, |d, s| {
+                            plan.apply(d, &self.layout, s, &vl, accumulate);
+                        });
+                    }
+                    _ => {
+                        // A scalar, or values in `self`'s own storage (not
+                        // overlapping the written elements, checked above):
+                        // read before the write lock is taken.
+                        let (src, vl) = plan.values_copy(&values);
+                        let mut d = self.storage.write();
+                        plan.apply(&mut d, &self.layout, &src, &vl, accumulate);
+                    }
+                }
                 self.handle()
             },
         )
@@ -913,14 +929,20 @@ impl<T: Element> Tensor<T> {
             "index_put",
             || put_args(self, indices, &values, accumulate),
             || {
-                let v = plan.values(&values);
                 let out = materialize(self, &self.layout);
-                plan.apply(
-                    &mut out.storage.write_unversioned(),
-                    &out.layout,
-                    &v,
-                    accumulate,
-                );
+                // `out` is fresh: no other handle can hold its lock.
+                let mut d = out.storage.write_unversioned();
+                match values {
+                    OperandRef::Tensor(v) => {
+                        let vl = plan.values_layout(v);
+                        plan.apply(&mut d, &out.layout, &v.storage.read(), &vl, accumulate);
+                    }
+                    OperandRef::Scalar(_) => {
+                        let (src, vl) = plan.values_copy(&values);
+                        plan.apply(&mut d, &out.layout, &src, &vl, accumulate);
+                    }
+                }
+                drop(d);
                 out
             },
         )
@@ -1068,8 +1090,11 @@ fn put_args<T: Element>(
 /// A checked `index_put`: for each position of the broadcast index shape,
 /// the positions in the indexed leading dimensions.
 struct PutPlan {
-    /// `[B.numel()][m]` positions.
-    pos: Vec<Vec<usize>>,
+    /// `m` positions (one per index tensor) for each of the `B.numel()`
+    /// entries of the broadcast index shape `B`, row-major.
+    pos: Vec<usize>,
+    /// The number of index tensors.
+    m: usize,
     /// The shape the values broadcast to: `B` followed by `self`'s
     /// remaining dimensions.
     vshape: Vec<usize>,
@@ -1094,18 +1119,13 @@ fn put_plan<T: Element>(
     for (k, i) in indices.iter().enumerate() {
         b = broadcast(op, &format!("indices[{k}]"), &b, i.shape());
     }
-    let mut cols = Vec::with_capacity(m);
-    for (k, i) in indices.iter().enumerate() {
-        let mut col = Vec::new();
-        for v in values_as(i, &b) {
-            col.push(position(op, v, k, x.shape()[k], true));
-        }
-        cols.push(col);
-    }
     let n: usize = b.iter().product();
-    let pos = (0..n)
-        .map(|p| cols.iter().map(|c| c[p]).collect())
-        .collect();
+    let mut pos = vec![0usize; n * m];
+    for (k, i) in indices.iter().enumerate() {
+        for (p, v) in values_as(i, &b).into_iter().enumerate() {
+            pos[p * m + k] = position(op, v, k, x.shape()[k], true);
+        }
+    }
     let mut vshape = b;
     vshape.extend_from_slice(&x.shape()[m..]);
     let got = broadcast(op, "values", &vshape, values.shape());
@@ -1116,34 +1136,88 @@ fn put_plan<T: Element>(
             values.shape()
         );
     }
-    PutPlan { pos, vshape }
+    PutPlan { pos, m, vshape }
 }
 
 impl PutPlan {
-    fn values<T: Element>(&self, values: &OperandRef<'_, T>) -> Vec<T> {
+    /// The layout of the values tensor `v` broadcast to the values shape,
+    /// inside `v`'s storage.
+    fn values_layout<T: Element>(&self, v: &Tensor<T>) -> Layout {
+        broadcast_layout(&v.layout, &self.vshape).expect("funcz: internal: checked broadcast")
+    }
+
+    /// The values as a buffer of their own and its layout: a scalar as one
+    /// element broadcast everywhere, a tensor gathered row-major.
+    fn values_copy<T: Element>(&self, values: &OperandRef<'_, T>) -> (Vec<T>, Layout) {
         match values {
-            OperandRef::Scalar(v) => vec![*v; self.vshape.iter().product()],
-            OperandRef::Tensor(t) => values_as(t, &self.vshape),
+            OperandRef::Scalar(v) => {
+                let zeros = vec![0; self.vshape.len()];
+                (vec![*v], Layout::new(&self.vshape, &zeros, 0))
+            }
+            OperandRef::Tensor(t) => (values_as(t, &self.vshape), Layout::contiguous(&self.vshape)),
         }
     }
 
-    fn apply<T: Element>(&self, data: &mut [T], l: &Layout, v: &[T], accumulate: bool) {
-        let m = self.pos.first().map_or(0, Vec::len);
+    /// Writes (or, with `accumulate`, adds) the values into `data`, laid
+    /// out by `l`: the values are the elements of `vl` (of the values
+    /// shape) inside `src`. Entry `p` of the plan receives the `p`-th
+    /// block of the values (the trailing dimensions), in order, so the
+    /// last of duplicate positions wins. Blocks that are row-major on both
+    /// sides are one slice copy (or add); a value broadcast over the whole
+    /// block is a fill.
+    fn apply<T: Element>(
+        &self,
+        data: &mut [T],
+        l: &Layout,
+        src: &[T],
+        vl: &Layout,
+        accumulate: bool,
+    ) {
+        let m = self.m;
+        let nb = vl.ndim() - (l.ndim() - m);
         let rest = Layout::new(&l.shape[m..], &l.strides[m..], 0);
+        let vrest = Layout::new(&vl.shape[nb..], &vl.strides[nb..], 0);
         let chunk = rest.numel();
-        for (p, idx) in self.pos.iter().enumerate() {
+        if chunk == 0 {
+            return;
+        }
+        let heads = Layout::new(&vl.shape[..nb], &vl.strides[..nb], vl.offset);
+        let dense = rest.is_contiguous();
+        let same = dense && vrest.is_contiguous();
+        let splat = dense && vrest.strides.iter().all(|&s| s == 0);
+        for (idx, vh) in self.pos.chunks_exact(m).zip(heads.offsets()) {
             let head = l.offset
                 + idx
                     .iter()
                     .zip(l.strides.iter())
                     .map(|(i, s)| i * s)
                     .sum::<usize>();
-            let vals = &v[p * chunk..(p + 1) * chunk];
-            for (o, &x) in rest.offsets().zip(vals) {
+            if same {
+                let (d, s) = (&mut data[head..head + chunk], &src[vh..vh + chunk]);
                 if accumulate {
-                    data[head + o] += x;
+                    for (d, &s) in d.iter_mut().zip(s) {
+                        *d += s;
+                    }
                 } else {
-                    data[head + o] = x;
+                    d.copy_from_slice(s);
+                }
+            } else if splat {
+                let (d, s) = (&mut data[head..head + chunk], src[vh]);
+                if accumulate {
+                    for d in d {
+                        *d += s;
+                    }
+                } else {
+                    d.fill(s);
+                }
+            } else {
+                for (o, vo) in rest.offsets().zip(vrest.offsets()) {
+                    let x = src[vh + vo];
+                    if accumulate {
+                        data[head + o] += x;
+                    } else {
+                        data[head + o] = x;
+                    }
                 }
             }
         }

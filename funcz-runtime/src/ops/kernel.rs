@@ -115,7 +115,7 @@ fn with_write_reads<T: Element, R, const N: usize>(
 /// [`with_write_reads`] for one source of another storage (the common
 /// `x.add_(&w)`): the two locks in address order, without sorting.
 #[inline]
-fn with_write_read<T: Element, R>(
+pub(crate) fn with_write_read<T: Element, R>(
     dst: &Tensor<T>,
     src: &Tensor<T>,
     f: impl FnOnce(&mut [T], &[T]) -> R,

@@ -4,6 +4,7 @@
 
 use super::overlap::assert_no_partial_overlap;
 use crate::element::{Element, Scalar};
+use crate::layout::Layout;
 use crate::tensor::Tensor;
 use crate::trace::{self, ToArg};
 use crate::view::gather::gather_from;
@@ -275,12 +276,14 @@ impl<T: Element> Tensor<T> {
             "masked_fill_",
             || vec![self.to_arg(), mask.to_arg(), value.to_arg()],
             || {
-                let m = values_as(mask, self.shape());
-                if m.iter().any(|&b| b) {
-                    let mut d = self.storage.write();
-                    for (off, b) in self.layout.offsets().zip(m) {
-                        if b {
-                            d[off] = v;
+                if !masked_fill_rows(self, mask, v) {
+                    let m = values_as(mask, self.shape());
+                    if m.iter().any(|&b| b) {
+                        let mut d = self.storage.write();
+                        for (off, b) in self.layout.offsets().zip(m) {
+                            if b {
+                                d[off] = v;
+                            }
                         }
                     }
                 }
@@ -318,6 +321,73 @@ impl<T: Element> Tensor<T> {
             },
         )
     }
+}
+
+/// `masked_fill_` row by row, without gathering the mask: when `dst`'s
+/// last dimension has stride 1 and the mask, broadcast to `dst`'s shape,
+/// has stride 1 or 0 there (both wholly row-major: one row). Each row is a
+/// branch-free select over plain slices. As in the general path, nothing
+/// is locked for writing when no mask element is true (the mask is
+/// scanned under its own lock first). Returns false
+/// (nothing done) when the layouts do not fit. `dst` and `mask` never
+/// share a storage (a mask is `bool`, which is not an [`Element`]).
+fn masked_fill_rows<T: Element>(dst: &Tensor<T>, mask: &Tensor<bool>, v: T) -> bool {
+    let dl = &dst.layout;
+    let Some(ml) = crate::layout::broadcast_layout(&mask.layout, &dl.shape) else {
+        return false;
+    };
+    let n = dl.numel();
+    if n == 0 {
+        return true;
+    }
+    // Rows: `len` elements each, starting at the offsets of `rows_d` and
+    // `rows_m`; `ms` is the mask's stride along a row (1 or 0).
+    let nd = dl.ndim();
+    let (rows_d, rows_m, len, ms) = if dl.is_contiguous() && ml.is_contiguous() {
+        let one = |off| Layout::new(&[], &[], off);
+        (one(dl.offset), one(ml.offset), n, 1)
+    } else {
+        let (len, ds, ms) = (dl.shape[nd - 1], dl.strides[nd - 1], ml.strides[nd - 1]);
+        if (ds != 1 && len > 1) || ms > 1 {
+            return false;
+        }
+        let rows = |l: &Layout| Layout::new(&l.shape[..nd - 1], &l.strides[..nd - 1], l.offset);
+        (rows(dl), rows(&ml), len, ms)
+    };
+    let row_len = if ms == 1 { len } else { 1 };
+    let any = {
+        let m = mask.storage.read();
+        rows_m
+            .offsets()
+            .any(|off| m[off..off + row_len].contains(&true))
+    };
+    if !any {
+        return true;
+    }
+    // Both locks, in address order (the crate's rule for holding two).
+    let (m, mut d) = if mask.storage_key() < dst.storage_key() {
+        let m = mask.storage.read();
+        (m, dst.storage.write())
+    } else {
+        let d = dst.storage.write();
+        (mask.storage.read(), d)
+    };
+    for (od, om) in rows_d.offsets().zip(rows_m.offsets()) {
+        let row = &mut d[od..od + len];
+        match &m[om..om + row_len] {
+            [b] if ms == 0 => {
+                if *b {
+                    row.fill(v);
+                }
+            }
+            mrow => {
+                for (x, &b) in row.iter_mut().zip(mrow) {
+                    *x = if b { v } else { *x };
+                }
+            }
+        }
+    }
+    true
 }
 
 /// The value of a fill: a scalar or the element of a 0-d tensor.

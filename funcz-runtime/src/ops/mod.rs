@@ -16,6 +16,7 @@
 //! assert_eq!(x.to_vec(), vec![2.0, 3.0, 4.0, 5.0]);
 //! ```
 
+mod cat;
 mod clone;
 mod compare;
 mod create;

@@ -11,6 +11,7 @@ use crate::layout::Layout;
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
+use super::cat::concat;
 use super::kernel::{check_writable, write_values};
 use super::lanes::{checked_numel, norm_dim, norm_dims};
 
@@ -171,18 +172,13 @@ impl<T: Element> Tensor<T> {
                 };
                 let d = norm_dim("cat", "dim", dim, r.shape());
                 let outer: usize = out_shape[..d].iter().product();
-                let parts: Vec<(Vec<T>, usize)> = ts
+                let parts: Vec<&Tensor<T>> =
+                    ts.iter().filter(|t| !legacy_empty(t)).copied().collect();
+                let chunks: Vec<usize> = parts
                     .iter()
-                    .filter(|t| !legacy_empty(t))
-                    .map(|t| (t.to_vec(), t.shape()[d..].iter().product()))
+                    .map(|t| t.shape()[d..].iter().product())
                     .collect();
-                let mut out = Vec::with_capacity(out_shape.iter().product());
-                for o in 0..outer {
-                    for (v, chunk) in &parts {
-                        out.extend_from_slice(&v[o * chunk..(o + 1) * chunk]);
-                    }
-                }
-                Tensor::from_contiguous(out, &out_shape)
+                Tensor::from_contiguous(concat(&parts, outer, &chunks), &out_shape)
             },
         )
     }
@@ -228,14 +224,8 @@ impl<T: Element> Tensor<T> {
             || {
                 let outer: usize = first[..d].iter().product();
                 let chunk: usize = first[d..].iter().product();
-                let parts: Vec<Vec<T>> = ts.iter().map(|t| t.to_vec()).collect();
-                let mut out = Vec::with_capacity(out_shape.iter().product());
-                for o in 0..outer {
-                    for v in &parts {
-                        out.extend_from_slice(&v[o * chunk..(o + 1) * chunk]);
-                    }
-                }
-                Tensor::from_contiguous(out, &out_shape)
+                let chunks = vec![chunk; ts.len()];
+                Tensor::from_contiguous(concat(&ts, outer, &chunks), &out_shape)
             },
         )
     }

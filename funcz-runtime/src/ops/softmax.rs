@@ -8,29 +8,107 @@ use crate::trace::{self, Arg, ToArg};
 use super::kernel::{check_writable, write_values};
 use super::lanes::{Lanes, norm_dim};
 
+/// Accumulators of the lane reductions: independent partial results,
+/// combined at the end, so that the loops do not wait on one running value
+/// (and vectorize).
+const PARTS: usize = 8;
+
+/// The largest element of `xs`, NaN if any is NaN, `-inf` if `xs` is
+/// empty (the order of the comparisons does not change the result).
+#[inline]
+fn lane_max<T: FloatElement>(xs: &[T]) -> T {
+    let pick = |m: T, x: T| if x > m || x.is_nan() { x } else { m };
+    let mut acc = [T::neg_infinity(); PARTS];
+    let mut chunks = xs.chunks_exact(PARTS);
+    for c in &mut chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a = pick(*a, x);
+        }
+    }
+    for (a, &x) in acc.iter_mut().zip(chunks.remainder()) {
+        *a = pick(*a, x);
+    }
+    acc.into_iter().fold(T::neg_infinity(), pick)
+}
+
+/// The f64 sum of `xs`.
+#[inline]
+fn lane_sum_f64<T: FloatElement>(xs: &[T]) -> f64 {
+    let mut acc = [0.0f64; PARTS];
+    let mut chunks = xs.chunks_exact(PARTS);
+    for c in &mut chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a += Element::to_f64(x);
+        }
+    }
+    for (a, &x) in acc.iter_mut().zip(chunks.remainder()) {
+        *a += Element::to_f64(x);
+    }
+    acc.iter().sum()
+}
+
+/// Softmax (or log-softmax) of one contiguous lane `x`, written to `out`
+/// (same length): `m = max(x)`, `out = exp(x - m)`, `s = Σ out` (summed
+/// in f64), then `out / s` (or `x - m - ln s`). A lane of -inf gives NaN,
+/// as PyTorch (`exp(-inf - -inf)`).
+#[inline]
+fn softmax_lane<T: FloatElement>(x: &[T], out: &mut [T], log: bool) {
+    let m = lane_max(x);
+    for (o, &x) in out.iter_mut().zip(x) {
+        *o = (x - m).exp();
+    }
+    let s = T::from_f64(lane_sum_f64(out));
+    if log {
+        let ls = s.ln();
+        for (o, &x) in out.iter_mut().zip(x) {
+            *o = x - m - ls;
+        }
+    } else {
+        for o in out.iter_mut() {
+            *o /= s;
+        }
+    }
+}
+
 /// Softmax (or log-softmax) of every lane of `t` along `dim`, row-major.
 fn softmax_values<T: FloatElement>(t: &Tensor<T>, dim: usize, log: bool) -> Vec<T> {
-    let mut l = Lanes::of(t, dim);
-    for lane in 0..l.count() {
-        let mut m = T::neg_infinity();
-        for k in 0..l.len {
-            let x = l.data[l.at(lane, k)];
-            if x > m || x.is_nan() {
-                m = x;
+    let n = t.numel();
+    let len = if t.dim() == 0 { 1 } else { t.shape()[dim] };
+    if n == 0 || len == 0 {
+        return Vec::new();
+    }
+    let inner: usize = t.shape().get(dim + 1..).map_or(1, |s| s.iter().product());
+    if inner == 1 {
+        // Contiguous lanes (the last dim, the common case): read the input
+        // in place if it is row-major, one pass per lane into the output.
+        let mut out = vec![T::zero(); n];
+        if t.layout.is_contiguous() {
+            let g = t.storage.read();
+            let src = &g[t.layout.offset..t.layout.offset + n];
+            for (x, o) in src.chunks_exact(len).zip(out.chunks_exact_mut(len)) {
+                softmax_lane(x, o, log);
+            }
+        } else {
+            let src = t.to_vec();
+            for (x, o) in src.chunks_exact(len).zip(out.chunks_exact_mut(len)) {
+                softmax_lane(x, o, log);
             }
         }
-        // A lane of -inf: PyTorch gives NaN (exp(-inf - -inf)); keep that.
-        let mut s = 0.0f64;
-        for k in 0..l.len {
-            let x = l.data[l.at(lane, k)];
-            s += Element::to_f64((x - m).exp());
+        return out;
+    }
+    // Strided lanes: each lane is gathered into a scratch row, computed
+    // there and scattered back.
+    let mut l = Lanes::of(t, dim);
+    let mut row = vec![T::zero(); len];
+    let mut res = vec![T::zero(); len];
+    for lane in 0..l.count() {
+        let start = l.at(lane, 0);
+        for (k, r) in row.iter_mut().enumerate() {
+            *r = l.data[start + k * inner];
         }
-        let s = T::from_f64(s);
-        let ls = s.ln();
-        for k in 0..l.len {
-            let i = l.at(lane, k);
-            let x = l.data[i];
-            l.data[i] = if log { x - m - ls } else { (x - m).exp() / s };
+        softmax_lane(&row, &mut res, log);
+        for (k, &r) in res.iter().enumerate() {
+            l.data[start + k * inner] = r;
         }
     }
     l.data

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::element::Element;
+use crate::element::{Element, Scalar};
 use crate::tensor::Tensor;
 use crate::trace::ToArg;
 
@@ -109,7 +109,8 @@ pub trait InputKey {
     }
 }
 
-impl<T: Element> InputKey for Tensor<T> {
+// Any dtype, masks included: a `&Tensor<bool>` parameter is an input too.
+impl<T: Scalar> InputKey for Tensor<T> {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         f(self.storage_key())
     }
