@@ -136,15 +136,21 @@ impl Lowerer<'_> {
     }
 }
 
-/// The arguments of `Fusion::kernel` for `run` if every op of it has a
-/// per-element formula (`optable::KERNELS`): the op names, and a closure
-/// that applies the formulas in order to each element.
+/// The arguments of `Fusion::kernel` for `run` if it has at least
+/// `MIN_KERNEL` ops and every op of it has a per-element formula
+/// (`optable::KERNELS`): the op names, and a closure that applies the
+/// formulas in order to each element.
 ///
 /// Input: `y.mul_(2.0); y.add_(&w); y.relu_();`
 /// Output: `(&["mul_", "add_", "relu_"], &|x, o, p| { let p0 = p[0]; let p1 = p[1]; let p2 = p[2];
 /// rt::fuse_loop::<_, 2>(x, o, |e, [a0, a1]| { let e = rt::k::mul(e, a0, &p0);
 /// let e = rt::k::add(e, a1, &p1); let e = rt::k::relu(e, &p2); e }) })`
 fn kernel(run: &[Stmt]) -> Option<TokenStream> {
+    // Each kernel is code the user's crate compiles; with two ops the
+    // blocked pass already reads memory once, and a kernel gains little.
+    if run.len() < MIN_KERNEL {
+        return None;
+    }
     let rt = rt();
     let (x, o, p, e) = (tmp("__fz_x"), tmp("__fz_o"), tmp("__fz_p"), tmp("__fz_e"));
     let mut names = Vec::new();
@@ -176,6 +182,9 @@ fn kernel(run: &[Stmt]) -> Option<TokenStream> {
         #rt::fuse_loop::<_, #n>(#x, #o, |#e, [#(#operands),*]| { #body #e })
     })))
 }
+
+/// The fewest ops of a run compiled into a kernel.
+const MIN_KERNEL: usize = 3;
 
 /// The most ops one fused call holds: its builder is a method chain, and
 /// rustc recurses once per link (a longer run is cut into several).
