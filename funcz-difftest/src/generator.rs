@@ -717,6 +717,10 @@ struct Var {
     /// a root that is assigned a new value are frozen (the runtime refuses
     /// mutations through them).
     rid: usize,
+    /// Its offset depends on a loop iteration (a loop variable over
+    /// `unbind`, or a view chain indexed by `i % n`): the modelled layout
+    /// is one of several, so overlaps with it are not decided by the model.
+    inexact: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -726,6 +730,7 @@ struct Multi {
     ro: bool,
     family: Option<usize>,
     rid: usize,
+    inexact: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -761,6 +766,8 @@ struct Place {
     family: Option<usize>,
     /// See [`Var::rid`] (0 for collection elements).
     rid: usize,
+    /// See [`Var::inexact`].
+    inexact: bool,
 }
 
 /// One generated program.
@@ -905,6 +912,8 @@ struct Dest {
     /// view chain of it): an operand naming the same place is the same
     /// tensor, a full overlap whatever its layout (dense or not).
     recv: Option<String>,
+    /// Its modelled layout is one of several (see [`Var::inexact`]).
+    inexact: bool,
 }
 
 const SCALARS: &[&str] = &[
@@ -1038,6 +1047,7 @@ impl Gen {
                 elem: matches!(v.kind, VKind::IterMut | VKind::IterRef),
                 family: v.family,
                 rid: v.rid,
+                inexact: v.inexact,
             });
         }
         for m in &self.multis {
@@ -1055,6 +1065,7 @@ impl Gen {
                     elem: false,
                     family: m.family,
                     rid: m.rid,
+                    inexact: m.inexact,
                 });
             }
         }
@@ -1076,6 +1087,7 @@ impl Gen {
                     elem: true,
                     family: None,
                     rid: 0,
+                    inexact: false,
                 });
             }
         }
@@ -1397,7 +1409,7 @@ impl Gen {
             .collect();
         if !ok.is_empty() && self.rng.chance(85) {
             let p = (*self.rng.pick(&ok)).clone();
-            return self.guarded(&p.recv, p.refx.clone(), &p.lay, p.rid);
+            return self.guarded(&p.recv, p.refx.clone(), &p.lay, p.rid, p.inexact);
         }
         // A view of something that has the right shape, if one step gets there.
         for p in ps.iter() {
@@ -1407,7 +1419,7 @@ impl Gen {
             if p.lay.ndim() == 2 && shape.len() == 2 && p.lay.shape == [shape[1], shape[0]] {
                 let (l, _) = View::T.apply(&p.lay);
                 let recv = format!("{}.t()", p.recv);
-                return self.guarded(&recv, format!("&{recv}"), &l, p.rid);
+                return self.guarded(&recv, format!("&{recv}"), &l, p.rid, p.inexact);
             }
         }
         self.scalar()
@@ -1416,9 +1428,13 @@ impl Gen {
     /// `refx`, an operand of the in-place op being generated, or a clone of
     /// it (`&{recv}.clone()`) if it would overlap the written-to tensor in a
     /// way the op refuses (see [`Dest`]).
-    fn guarded(&self, recv: &str, refx: String, lay: &Lay, rid: usize) -> String {
+    fn guarded(&self, recv: &str, refx: String, lay: &Lay, rid: usize, inexact: bool) -> String {
         match &self.dest {
             Some(d) if d.strict && d.recv.as_deref() == Some(recv) => format!("&{recv}.clone()"),
+            // The very tensor written to: a full overlap.
+            Some(d) if d.recv.as_deref() == Some(recv) => refx,
+            // Layouts that change with the loop iteration: undecided.
+            Some(d) if d.rid == rid && (d.inexact || inexact) => format!("&{recv}.clone()"),
             Some(d) if d.rid == rid => match overlap(&d.lay, lay) {
                 Overlap::Partial => format!("&{recv}.clone()"),
                 Overlap::Full if d.strict => format!("&{recv}.clone()"),
@@ -1434,7 +1450,7 @@ impl Gen {
         let ok: Vec<&Place> = ps.iter().filter(|p| p.lay.shape == shape).collect();
         if !ok.is_empty() && self.rng.chance(85) {
             let p = (*self.rng.pick(&ok)).clone();
-            return self.guarded(&p.recv, p.refx.clone(), &p.lay, p.rid);
+            return self.guarded(&p.recv, p.refx.clone(), &p.lay, p.rid, p.inexact);
         }
         let seed = self.rng.below(1000);
         format!("&Tensor::<f32>::randn(&{}, {seed})", usize_list(shape))
@@ -1558,6 +1574,7 @@ impl Gen {
             moved: false,
             family: None,
             rid,
+            inexact: false,
         });
     }
 
@@ -1729,7 +1746,9 @@ impl Gen {
         }
         let (family, ro) = self.derive_family(&p, copied, ro);
         self.declare_local_of(name, l, ro, false, p.rid);
-        self.vars.last_mut().expect("declared").family = family;
+        let v = self.vars.last_mut().expect("declared");
+        v.family = family;
+        v.inexact = p.inexact || text.contains('%');
     }
 
     fn let_multi(&mut self) {
@@ -1792,6 +1811,7 @@ impl Gen {
             ro,
             family,
             rid: p.rid,
+            inexact: p.inexact || text.contains('%'),
         });
     }
 
@@ -1883,6 +1903,7 @@ impl Gen {
             lay: l.clone(),
             strict: false,
             recv: text.is_empty().then(|| p.recv.clone()),
+            inexact: p.inexact || text.contains('%'),
         });
         let mut call = self.inplace_call(&l.shape, true);
         self.dest = None;
@@ -1910,7 +1931,9 @@ impl Gen {
                 (None, false)
             };
             self.declare_local_of(name, l, ro, false, p.rid);
-            self.vars.last_mut().expect("declared").family = family;
+            let v = self.vars.last_mut().expect("declared");
+            v.family = family;
+            v.inexact = p.inexact || text.contains('%');
         } else {
             self.line(&format!("{}{text}.{call};", p.recv));
         }
@@ -1933,6 +1956,7 @@ impl Gen {
             lay: p.lay.clone(),
             strict: false,
             recv: Some(p.recv.clone()),
+            inexact: p.inexact,
         });
         let rhs = if op == "/=" {
             self.scalar()
@@ -2009,7 +2033,9 @@ impl Gen {
                 .expect("a place");
             let (family, ro) = self.derive_family(&p, false, ro);
             self.declare_local_of(w, nl, ro, false, rid);
-            self.vars.last_mut().expect("declared").family = family;
+            let v = self.vars.last_mut().expect("declared");
+            v.family = family;
+            v.inexact = p.inexact;
         }
     }
 
@@ -2043,6 +2069,7 @@ impl Gen {
         v.ro = ro;
         v.family = family;
         v.strided_ok = false;
+        v.inexact = p.inexact || text.contains('%');
     }
 
     // ---------- indexed writes (masks, index tensors) ----------
@@ -2202,6 +2229,7 @@ impl Gen {
             lay: l.clone(),
             strict: true,
             recv: text.is_empty().then(|| p.recv.clone()),
+            inexact: p.inexact || text.contains('%'),
         });
         let k = self.rng.weighted(&[
             5,                          // index_put_
@@ -2243,7 +2271,7 @@ impl Gen {
                     format!("scatter_add_({da}, {ix}, {src})")
                 }
             }
-            4 | 5 | 6 => {
+            4..=6 => {
                 let d = self.rng.below(n);
                 let add = k == 5;
                 let fill = k == 6;
@@ -2449,7 +2477,9 @@ impl Gen {
             *c.last_mut().expect("rank 2") = 1;
             shapes.push(c);
         }
-        shapes.push(vec![1]);
+        if !s.is_empty() {
+            shapes.push(vec![1]);
+        }
         for _ in 0..self.rng.range(1, 3) {
             let shape = self.rng.pick(&shapes).clone();
             let o = self.fresh_name("o");
@@ -2465,6 +2495,7 @@ impl Gen {
             lay: l.clone(),
             strict: false,
             recv: Some(name.clone()),
+            inexact: self.vars[i].inexact,
         });
         for _ in 0..len {
             let call = self.fusible_call(&s, &named, &own, &name);
@@ -2777,6 +2808,7 @@ impl Gen {
             root: false,
             moved: false,
             rid: p.rid,
+            inexact: true,
         });
         let count = self.rng.range(1, 3) as usize;
         self.stmts(count);
@@ -2822,6 +2854,7 @@ impl Gen {
             moved: false,
             family: None,
             rid: 0,
+            inexact: false,
         });
         let count = self.rng.range(1, 3) as usize;
         self.stmts(count);
@@ -3142,6 +3175,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
                         moved: false,
                         family: None,
                         rid: g.next_rid,
+                        inexact: false,
                     });
                 }
                 continue;
@@ -3172,6 +3206,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
                 g.next_rid += 1;
                 g.next_rid
             },
+            inexact: false,
         });
     }
     // (Fewer than the 6..=16 of before the indexed writes and fusion runs,

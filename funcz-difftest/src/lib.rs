@@ -251,6 +251,7 @@ pub fn check_all(programs: &[Program]) {
     std::panic::set_hook(Box::new(|_| {}));
     let mut failures = Vec::new();
     let mut checked = 0;
+    let fused_before = funcz::rt::fused_passes();
     for p in programs {
         if only.is_some_and(|i| i != p.index) {
             continue;
@@ -261,6 +262,14 @@ pub fn check_all(programs: &[Program]) {
         }
     }
     std::panic::set_hook(hook);
+    // The untraced runs exercise the fused pass (the generator's fusion
+    // runs are meant to reach it; a change that stops them would
+    // otherwise go unnoticed).
+    let fused = funcz::rt::fused_passes() - fused_before;
+    assert!(
+        only.is_some() || checked < 100 || fused > 0,
+        "no fused pass ran in {checked} programs"
+    );
     if let Some(i) = only {
         assert!(
             checked > 0 || programs.iter().all(|p| p.index != i),
@@ -346,6 +355,93 @@ mod tests {
         assert!(
             copies > 50,
             "the chains exercise copying reshapes ({copies})"
+        );
+    }
+
+    fn broadcasts(from: &[usize], to: &[usize]) -> bool {
+        from.len() <= to.len()
+            && from
+                .iter()
+                .rev()
+                .zip(to.iter().rev())
+                .all(|(&f, &t)| f == t || f == 1)
+    }
+
+    /// Chains of views, each with its modelled final layout.
+    type Chains = Vec<(Vec<View>, Lay)>;
+
+    /// The generator's random chains of views that never copy, grouped by
+    /// the shape they start from.
+    fn chains_by_start() -> Vec<(Vec<usize>, Chains)> {
+        let mut groups: std::collections::BTreeMap<Vec<usize>, Chains> = Default::default();
+        for (start, views) in generator::random_chains(11, 6000) {
+            let mut l = start.clone();
+            let mut copied = false;
+            for v in &views {
+                let (next, c) = v.apply(&l);
+                copied |= c;
+                l = next;
+            }
+            if !copied && !views.is_empty() {
+                groups.entry(start.shape).or_default().push((views, l));
+            }
+        }
+        groups.into_iter().collect()
+    }
+
+    #[test]
+    fn the_generators_overlap_model_is_the_runtimes() {
+        use generator::{Overlap, overlap};
+        let (mut partial, mut full, mut checked) = (0, 0, 0);
+        for (shape, chains) in chains_by_start() {
+            // Every chain applied to one tensor: views of one storage.
+            let base = Tensor::zeros(&shape);
+            let made: Vec<(Tensor, Lay)> = chains
+                .iter()
+                .map(|(views, l)| {
+                    (
+                        views.iter().fold(base.alias(), |t, v| apply(&t, v)),
+                        l.clone(),
+                    )
+                })
+                .collect();
+            for (i, (dst, ld)) in made.iter().enumerate().take(12) {
+                if ld.overlaps() || ld.numel() == 0 {
+                    continue;
+                }
+                for (src, ls) in made.iter().skip(i + 1).take(12) {
+                    let model = overlap(ld, ls);
+                    // Elementwise ops refuse a partial overlap.
+                    if broadcasts(&ls.shape, &ld.shape) {
+                        let got = catch_unwind(AssertUnwindSafe(|| {
+                            dst.add_(src);
+                        }))
+                        .is_err();
+                        assert_eq!(got, model == Overlap::Partial, "{ld:?} += {ls:?}");
+                        checked += 1;
+                        partial += usize::from(got);
+                    }
+                    // Indexed ops refuse any overlap.
+                    if ls.shape == ld.shape && !ld.shape.is_empty() {
+                        let idx = Tensor::<i64>::zeros(&ls.shape);
+                        let got = catch_unwind(AssertUnwindSafe(|| {
+                            dst.scatter_(0, &idx, src);
+                        }))
+                        .is_err();
+                        assert_eq!(
+                            got,
+                            matches!(model, Overlap::Partial | Overlap::Full),
+                            "{ld:?}.scatter_({ls:?})"
+                        );
+                        checked += 1;
+                        full += usize::from(model == Overlap::Full);
+                    }
+                }
+            }
+        }
+        assert!(
+            checked > 500 && partial > 20 && full > 20,
+            "the pairs exercise the model ({checked} checked, {partial} partial, {full} full)"
         );
     }
 
