@@ -845,3 +845,121 @@ fn as_strided_of_a_view_reaching_past_it_is_refused() {
         assert!(msg.contains("as_strided is non-compositional"), "{msg}");
     }
 }
+
+// `index_put_` with `None` entries (PyTorch's `x[:, i] = v`) ran as an
+// `index_put_` on a `permute`d view of its receiver, and was traced so: in
+// `#[functionalize]` code that updates the root in place (nobody else sees
+// its buffer), an in-place `index_put_` stayed in the trace; in
+// `mutations_and_views` mode the functional `index_put` with `None`
+// entries left `permute` views in the trace. The values were right.
+// (funcz-difftest, seed 24301: 29 of 1000 programs, e.g. 124, 200, 300.)
+variants!(put_none, put_none_f, put_none_fv; fn (x: &mut Tensor) -> Tensor {
+    let i = Tensor::<i64>::from_vec(vec![1], &[1]);
+    x.index_put_(&[None, Some(&i)], 5.0, false);
+    let y = Tensor::<f32>::zeros(&[2, 3]);
+    y.index_put(&[None, Some(&i)], 1.0, true)
+});
+
+#[test]
+fn index_put_with_none_entries_traces_one_functional_op() {
+    let [g1, g2] = check("put_none", &[iota(&[2, 3])], |v, x| {
+        vec![[put_none, put_none_f, put_none_fv][v](&mut x[0])]
+    });
+    for g in [&g1, &g2] {
+        assert!(g.ops().contains(&"index_put"), "{g}");
+    }
+    assert!(!g2.has_views(), "{g2}");
+    let x = iota(&[2, 3]);
+    let y = put_none(&mut x.shallow_clone());
+    assert_eq!(x.to_vec(), vec![0.0, 5.0, 2.0, 3.0, 5.0, 5.0]);
+    assert_eq!(y.to_vec(), vec![0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
+}
+
+// A helper the macro cannot see into, given a temporary `reshape` of a root
+// that was mutated through `t().narrow(..)`: after that write-back the
+// root's value is laid out transposed (the original's is contiguous), so the
+// `reshape` copies where the original's is a view, and the helper's write is
+// lost. (funcz-difftest, seed 1001, program 731; likely also seed 1003,
+// program 679.)
+variants!(reshape_to_helper, reshape_to_helper_f, reshape_to_helper_fv; fn (x: &Tensor) -> Tensor {
+    x.t().narrow(0, 0, 1).add_(1.0);
+    fill_first(&x.reshape([-1]));
+    x.clone()
+});
+
+#[test]
+fn helper_given_a_reshape_of_a_root_written_back_through_a_transpose() {
+    check("reshape_to_helper", &[iota(&[4, 2])], |v, x| {
+        vec![[
+            reshape_to_helper,
+            reshape_to_helper_f,
+            reshape_to_helper_fv,
+        ][v](&x[0])]
+    });
+    let x = iota(&[4, 2]);
+    let y = reshape_to_helper(&x);
+    assert_eq!(y.to_vec(), vec![-1.0, 1.0, 3.0, 3.0, 5.0, 5.0, 7.0, 7.0]);
+}
+
+fn sub_half(t: &Tensor) {
+    funcz::trace::untraced(|| {
+        t.sub_(0.5);
+    });
+}
+
+// `let w = x.narrow(..).alias().sub_(..)` (a view bound to an in-place
+// result), then a helper the macro cannot see into, given a temporary view
+// of `x` that overlaps `w`: `w` did not see the helper's write. Without the
+// `.alias()`, or with the helper given `&x` itself, it does. (funcz-difftest,
+// seed 1001, program 1969; likely also seed 1003, program 1982.)
+variants!(alias_then_helper, alias_then_helper_f, alias_then_helper_fv; fn (x: &Tensor) -> Tensor {
+    let w = x.narrow(1, 1, 1).alias().sub_(0.5);
+    sub_half(&x.narrow(0, 0, 3));
+    w.clone()
+});
+
+#[test]
+fn bound_view_of_an_alias_sees_a_helper_write_through_a_temporary_view() {
+    check("alias_then_helper", &[iota(&[4, 2])], |v, x| {
+        vec![[
+            alias_then_helper,
+            alias_then_helper_f,
+            alias_then_helper_fv,
+        ][v](&x[0])]
+    });
+    let x = iota(&[4, 2]);
+    let w = alias_then_helper(&x);
+    assert_eq!(w.to_vec(), vec![0.0, 2.0, 4.0, 6.5]);
+}
+
+// A view `v` of an input, re-laid-out by `squeeze_dim_` and mutated; then a
+// helper the macro cannot see into writes to the input through a temporary
+// view; then `v` is mutated again: the helper's write is lost (`v`'s stale
+// value is written back over it). Without the `squeeze_dim_` (and without
+// other views of `v`), it is kept. (funcz-difftest, seed 2001, program 944;
+// likely also seed 2001, program 5.)
+variants!(stale_after_helper, stale_after_helper_f, stale_after_helper_fv; fn (x: &Tensor) -> Tensor {
+    let mut v = x.select(-2, 0);
+    v.squeeze_dim_(-1);
+    v += 1.0;
+    sub_half(&x.unsqueeze(0));
+    v.sub_(2.0);
+    x.clone()
+});
+
+#[test]
+fn relaid_out_view_mutated_after_a_helper_write_through_a_temporary_view() {
+    check("stale_after_helper", &[iota(&[3, 4, 1])], |v, x| {
+        vec![[
+            stale_after_helper,
+            stale_after_helper_f,
+            stale_after_helper_fv,
+        ][v](&x[0])]
+    });
+    let x = iota(&[3, 4, 1]);
+    let y = stale_after_helper(&x);
+    assert_eq!(
+        y.to_vec(),
+        vec![-1.5, 0.5, 1.5, 2.5, 2.5, 4.5, 5.5, 6.5, 6.5, 8.5, 9.5, 10.5]
+    );
+}

@@ -168,6 +168,27 @@ impl Lay {
         }
     }
 
+    /// PyTorch's `is_non_overlapping_and_dense`: the dims of size > 1,
+    /// sorted by stride, have strides 1, n0, n0*n1, ...
+    pub fn is_dense(&self) -> bool {
+        let mut dims: Vec<(usize, usize)> = self
+            .shape
+            .iter()
+            .zip(&self.strides)
+            .filter(|(n, _)| **n >= 2)
+            .map(|(&n, &s)| (s, n))
+            .collect();
+        dims.sort_unstable();
+        let mut want = 1;
+        for (s, n) in dims {
+            if s != want {
+                return false;
+            }
+            want *= n;
+        }
+        true
+    }
+
     /// One past the last storage element reached.
     pub fn end(&self) -> usize {
         if self.numel() == 0 {
@@ -181,6 +202,46 @@ impl Lay {
                 .map(|(n, s)| (n - 1) * s)
                 .sum::<usize>()
             + 1
+    }
+}
+
+/// How the memory of a written-to tensor and an operand overlap, were
+/// they on one storage (the runtime's classification, after PyTorch's
+/// `get_overlap_status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlap {
+    /// Disjoint (or empty).
+    No,
+    /// The same elements with the same strides (`x.add_(&x)`).
+    Full,
+    /// Both dense, sharing elements, not a full overlap (`x.add_(&x.t())`):
+    /// the elementwise in-place ops refuse it.
+    Partial,
+    /// One of them is not dense: no check fires.
+    TooHard,
+}
+
+/// The overlap of `dst` and `src` if they share a storage.
+pub fn overlap(dst: &Lay, src: &Lay) -> Overlap {
+    if dst.numel() == 0 || src.numel() == 0 {
+        return Overlap::No;
+    }
+    if !dst.is_dense() || !src.is_dense() {
+        return Overlap::TooHard;
+    }
+    let (a0, a1) = (dst.offset, dst.offset + dst.numel());
+    let (b0, b1) = (src.offset, src.offset + src.numel());
+    if a0 == b0 && a1 == b1 {
+        // (Strides of size-1 dims count, as in the runtime.)
+        if dst.strides == src.strides && dst.shape.len() == src.shape.len() {
+            Overlap::Full
+        } else {
+            Overlap::Partial
+        }
+    } else if a0 < b1 && b0 < a1 {
+        Overlap::Partial
+    } else {
+        Overlap::No
     }
 }
 
@@ -656,6 +717,10 @@ struct Var {
     /// a root that is assigned a new value are frozen (the runtime refuses
     /// mutations through them).
     rid: usize,
+    /// Its offset depends on a loop iteration (a loop variable over
+    /// `unbind`, or a view chain indexed by `i % n`): the modelled layout
+    /// is one of several, so overlaps with it are not decided by the model.
+    inexact: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -665,6 +730,7 @@ struct Multi {
     ro: bool,
     family: Option<usize>,
     rid: usize,
+    inexact: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -700,6 +766,8 @@ struct Place {
     family: Option<usize>,
     /// See [`Var::rid`] (0 for collection elements).
     rid: usize,
+    /// See [`Var::inexact`].
+    inexact: bool,
 }
 
 /// One generated program.
@@ -724,23 +792,41 @@ pub struct Program {
     pub scalars: Vec<(usize, bool)>,
     /// Returns `Result<_, String>` and exits early with `?`.
     pub fallible: bool,
+    /// A `&mut self` method of the shard's `Module` (its struct parameter
+    /// is `self`), not a free function.
+    pub method: bool,
+    /// Spells the type of its tensor parameters (not slices) as the alias
+    /// `Tn` (`type Tn = Tensor;`, issue 11). The macro cannot see through
+    /// the alias: the body proves each such parameter a tensor by an
+    /// in-place op on it first (`x.mul_(1.0f32);`, which changes nothing),
+    /// as a port would use it.
+    pub alias: bool,
+    /// Some value has at least 2048 elements (the fused pass's size).
+    pub big: bool,
+    /// Runs its untraced functionalized variants with
+    /// `set_min_fused(0)` (see `funcz_difftest::Program::fuse_small`).
+    pub fuse_small: bool,
 }
 
 impl Program {
     /// The parameter list, e.g. `x0: &Tensor, d: &mut [Tensor], n: usize, flag: bool`.
     pub fn signature(&self) -> String {
+        let t = if self.alias { "Tn" } else { "Tensor" };
         let mut ps: Vec<String> = self
             .params
             .iter()
             .map(|p| match p.passing {
-                Passing::Ref => format!("{}: &Tensor", p.name),
-                Passing::RefMut => format!("{}: &mut Tensor", p.name),
-                Passing::Value => format!("mut {}: Tensor", p.name),
+                Passing::Ref => format!("{}: &{t}", p.name),
+                Passing::RefMut => format!("{}: &mut {t}", p.name),
+                Passing::Value => format!("mut {}: {t}", p.name),
                 Passing::Slice => format!("{}: &[Tensor]", p.name),
                 Passing::SliceMut => format!("{}: &mut [Tensor]", p.name),
+                Passing::Pair if self.method => "&mut self".into(),
                 Passing::Pair => format!("{}: &mut helpers::Pair", p.name),
             })
             .collect();
+        // `self` comes first.
+        ps.sort_by_key(|p| p != "&mut self");
         ps.push("n: usize".into());
         ps.push("flag: bool".into());
         ps.join(", ")
@@ -761,14 +847,19 @@ impl Program {
     }
 
     /// The whole function as Rust source, named `name`, with an optional
-    /// attribute line.
+    /// attribute line (a method is indented, for its `impl Module` block).
     pub fn source(&self, name: &str, attr: &str) -> String {
-        format!(
+        let f = format!(
             "{attr}fn {name}({}) -> {} {{\n{}}}\n",
             self.signature(),
             self.ret_type(),
             self.body
-        )
+        );
+        if self.method {
+            f.lines().map(|l| format!("    {l}\n")).collect()
+        } else {
+            f
+        }
     }
 }
 
@@ -798,6 +889,31 @@ struct Gen {
     outputs: usize,
     stmts_left: usize,
     fallible: bool,
+    /// The tensor the in-place op being generated writes to (see
+    /// [`Dest`]).
+    dest: Option<Dest>,
+    /// Some value has at least 2048 elements (the fused pass's size).
+    big: bool,
+}
+
+/// The written-to tensor of the in-place op being generated. Its tensor
+/// operands must not partially overlap it (PyTorch raises, and so does the
+/// runtime: the original would panic), and for the indexed ops (`strict`)
+/// must not overlap it at all; an operand that would is cloned.
+#[derive(Clone, Debug)]
+struct Dest {
+    /// Its root (storages of other roots are other storages).
+    rid: usize,
+    /// Its layout.
+    lay: Lay,
+    /// Any overlap is refused (the indexed in-place ops' check).
+    strict: bool,
+    /// The place written to, when the op writes to it directly (not to a
+    /// view chain of it): an operand naming the same place is the same
+    /// tensor, a full overlap whatever its layout (dense or not).
+    recv: Option<String>,
+    /// Its modelled layout is one of several (see [`Var::inexact`]).
+    inexact: bool,
 }
 
 const SCALARS: &[&str] = &[
@@ -829,6 +945,8 @@ impl Gen {
             outputs,
             stmts_left: 0,
             fallible: false,
+            dest: None,
+            big: false,
         }
     }
 
@@ -929,6 +1047,7 @@ impl Gen {
                 elem: matches!(v.kind, VKind::IterMut | VKind::IterRef),
                 family: v.family,
                 rid: v.rid,
+                inexact: v.inexact,
             });
         }
         for m in &self.multis {
@@ -946,6 +1065,7 @@ impl Gen {
                     elem: false,
                     family: m.family,
                     rid: m.rid,
+                    inexact: m.inexact,
                 });
             }
         }
@@ -967,6 +1087,7 @@ impl Gen {
                     elem: true,
                     family: None,
                     rid: 0,
+                    inexact: false,
                 });
             }
         }
@@ -1288,7 +1409,7 @@ impl Gen {
             .collect();
         if !ok.is_empty() && self.rng.chance(85) {
             let p = (*self.rng.pick(&ok)).clone();
-            return p.refx;
+            return self.guarded(&p.recv, p.refx.clone(), &p.lay, p.rid, p.inexact);
         }
         // A view of something that has the right shape, if one step gets there.
         for p in ps.iter() {
@@ -1296,10 +1417,31 @@ impl Gen {
                 continue;
             }
             if p.lay.ndim() == 2 && shape.len() == 2 && p.lay.shape == [shape[1], shape[0]] {
-                return format!("&{}.t()", p.recv);
+                let (l, _) = View::T.apply(&p.lay);
+                let recv = format!("{}.t()", p.recv);
+                return self.guarded(&recv, format!("&{recv}"), &l, p.rid, p.inexact);
             }
         }
         self.scalar()
+    }
+
+    /// `refx`, an operand of the in-place op being generated, or a clone of
+    /// it (`&{recv}.clone()`) if it would overlap the written-to tensor in a
+    /// way the op refuses (see [`Dest`]).
+    fn guarded(&self, recv: &str, refx: String, lay: &Lay, rid: usize, inexact: bool) -> String {
+        match &self.dest {
+            Some(d) if d.strict && d.recv.as_deref() == Some(recv) => format!("&{recv}.clone()"),
+            // The very tensor written to: a full overlap.
+            Some(d) if d.recv.as_deref() == Some(recv) => refx,
+            // Layouts that change with the loop iteration: undecided.
+            Some(d) if d.rid == rid && (d.inexact || inexact) => format!("&{recv}.clone()"),
+            Some(d) if d.rid == rid => match overlap(&d.lay, lay) {
+                Overlap::Partial => format!("&{recv}.clone()"),
+                Overlap::Full if d.strict => format!("&{recv}.clone()"),
+                _ => refx,
+            },
+            _ => refx,
+        }
     }
 
     /// A tensor operand exactly of `shape` (for `addcmul_` and friends).
@@ -1307,7 +1449,8 @@ impl Gen {
         let ps = self.places();
         let ok: Vec<&Place> = ps.iter().filter(|p| p.lay.shape == shape).collect();
         if !ok.is_empty() && self.rng.chance(85) {
-            return self.rng.pick(&ok).refx.clone();
+            let p = (*self.rng.pick(&ok)).clone();
+            return self.guarded(&p.recv, p.refx.clone(), &p.lay, p.rid, p.inexact);
         }
         let seed = self.rng.below(1000);
         format!("&Tensor::<f32>::randn(&{}, {seed})", usize_list(shape))
@@ -1431,6 +1574,7 @@ impl Gen {
             moved: false,
             family: None,
             rid,
+            inexact: false,
         });
     }
 
@@ -1471,6 +1615,8 @@ impl Gen {
             if nested { 1 } else { 0 },         // loop with break
             1,                                  // resize_
             2,                                  // element reference
+            6,                                  // indexed write
+            3,                                  // fusion run
         ]);
         match k {
             0 => self.let_fresh(),
@@ -1494,7 +1640,9 @@ impl Gen {
             18 => self.try_stmt(),
             19 => self.loop_break(),
             20 => self.resize(),
-            _ => self.elem_ref(),
+            21 => self.elem_ref(),
+            22 => self.indexed(),
+            _ => self.fusion_run(),
         }
     }
 
@@ -1506,7 +1654,7 @@ impl Gen {
         // So is a value computed from a struct field the body never mutates
         // (its type is unknown to the macro: `let v: Tensor = s.a.clone();`
         // is what the macro's help asks for).
-        let ty = if e.starts_with("helpers::") || mentions_field(&e) {
+        let ty = if e.starts_with("helpers::") || mentions_field(&e) || self.rng.chance(10) {
             ": Tensor"
         } else {
             ""
@@ -1598,7 +1746,9 @@ impl Gen {
         }
         let (family, ro) = self.derive_family(&p, copied, ro);
         self.declare_local_of(name, l, ro, false, p.rid);
-        self.vars.last_mut().expect("declared").family = family;
+        let v = self.vars.last_mut().expect("declared");
+        v.family = family;
+        v.inexact = p.inexact || text.contains('%');
     }
 
     fn let_multi(&mut self) {
@@ -1661,6 +1811,7 @@ impl Gen {
             ro,
             family,
             rid: p.rid,
+            inexact: p.inexact || text.contains('%'),
         });
     }
 
@@ -1747,7 +1898,15 @@ impl Gen {
         } else {
             (String::new(), p.lay.clone(), false)
         };
+        self.dest = Some(Dest {
+            rid: p.rid,
+            lay: l.clone(),
+            strict: false,
+            recv: text.is_empty().then(|| p.recv.clone()),
+            inexact: p.inexact || text.contains('%'),
+        });
         let mut call = self.inplace_call(&l.shape, true);
+        self.dest = None;
         // (Chaining after a copy is refused by the macro.)
         if !copied && self.rng.chance(15) {
             let second = self.inplace_call(&l.shape, false);
@@ -1772,7 +1931,9 @@ impl Gen {
                 (None, false)
             };
             self.declare_local_of(name, l, ro, false, p.rid);
-            self.vars.last_mut().expect("declared").family = family;
+            let v = self.vars.last_mut().expect("declared");
+            v.family = family;
+            v.inexact = p.inexact || text.contains('%');
         } else {
             self.line(&format!("{}{text}.{call};", p.recv));
         }
@@ -1790,11 +1951,19 @@ impl Gen {
         let p = self.rng.pick(&ps).clone();
         let op = *self.rng.pick(&["+=", "-=", "*=", "/="]);
         let base = base_name(&p.recv);
+        self.dest = Some(Dest {
+            rid: p.rid,
+            lay: p.lay.clone(),
+            strict: false,
+            recv: Some(p.recv.clone()),
+            inexact: p.inexact,
+        });
         let rhs = if op == "/=" {
             self.scalar()
         } else {
             self.operand_avoiding(&p.lay.shape, &base)
         };
+        self.dest = None;
         self.line(&format!("{} {op} {rhs};", p.lhs.expect("filtered")));
     }
 
@@ -1864,7 +2033,9 @@ impl Gen {
                 .expect("a place");
             let (family, ro) = self.derive_family(&p, false, ro);
             self.declare_local_of(w, nl, ro, false, rid);
-            self.vars.last_mut().expect("declared").family = family;
+            let v = self.vars.last_mut().expect("declared");
+            v.family = family;
+            v.inexact = p.inexact;
         }
     }
 
@@ -1898,6 +2069,492 @@ impl Gen {
         v.ro = ro;
         v.family = family;
         v.strided_ok = false;
+        v.inexact = p.inexact || text.contains('%');
+    }
+
+    // ---------- indexed writes (masks, index tensors) ----------
+
+    /// An `i64` index tensor of `shape` with the values `vals`, as an
+    /// expression, or (sometimes) bound to a name first; the returned
+    /// text is a `&Tensor<i64>` expression. Sometimes one value is
+    /// computed from a loop variable (`(i % 3) as i64`), in range.
+    fn index_tensor(&mut self, vals: &[i64], shape: &[usize], bound: usize) -> String {
+        let mut parts: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
+        if !self.loop_idx.is_empty() && bound > 0 && self.rng.chance(30) {
+            let i = self.rng.pick(&self.loop_idx).clone();
+            let k = self.rng.below(parts.len());
+            // (Only where duplicates are harmless: `bound` > 0.)
+            parts[k] = format!("({i} % {bound}) as i64");
+        }
+        let e = format!(
+            "Tensor::<i64>::from_vec(vec![{}], &{})",
+            parts.join(", "),
+            usize_list(shape)
+        );
+        if self.rng.chance(40) {
+            let name = self.fresh_name("ix");
+            self.line(&format!("let {name} = {e};"));
+            format!("&{name}")
+        } else {
+            format!("&{e}")
+        }
+    }
+
+    /// `k` positions in `0..size` (distinct if `distinct`; then
+    /// `k <= size`), some spelled negative when `negative`.
+    fn positions(&mut self, k: usize, size: usize, distinct: bool, negative: bool) -> Vec<i64> {
+        let mut out = Vec::new();
+        let mut pool: Vec<usize> = (0..size).collect();
+        for _ in 0..k {
+            let p = if distinct {
+                let j = self.rng.below(pool.len());
+                pool.swap_remove(j)
+            } else {
+                self.rng.below(size)
+            };
+            let v = p as i64;
+            out.push(if negative && self.rng.chance(25) {
+                v - size as i64
+            } else {
+                v
+            });
+        }
+        out
+    }
+
+    /// A float tensor operand of exactly `shape` that does not overlap the
+    /// written-to tensor (a place, or a fresh `randn`).
+    fn source_operand(&mut self, shape: &[usize]) -> String {
+        self.tensor_operand(shape)
+    }
+
+    /// A bool mask broadcasting to `shape`: a comparison of a place (maybe
+    /// the written-to tensor itself) with a scalar, or a constructed mask;
+    /// maybe negated; maybe bound to a name first. A `&Tensor<bool>`
+    /// expression.
+    fn mask(&mut self, shape: &[usize]) -> String {
+        let cands: Vec<Place> = self
+            .places()
+            .into_iter()
+            .filter(|p| broadcasts(&p.lay.shape, shape))
+            .collect();
+        let mut e = if !cands.is_empty() && self.rng.chance(60) {
+            let p = self.rng.pick(&cands).clone();
+            let cmp = *self.rng.pick(&["gt", "lt", "ge", "le"]);
+            let v = *self.rng.pick(&["0.0f32", "0.5f32", "-0.25f32"]);
+            format!("{}.{cmp}({v})", p.recv)
+        } else {
+            // All of `shape`, or a suffix of it (broadcast over the rest),
+            // or one of its dims kept and the others 1.
+            let ms: Vec<usize> = match self.rng.below(3) {
+                0 => shape.to_vec(),
+                1 => shape[self.rng.below(shape.len() + 1)..].to_vec(),
+                _ if shape.is_empty() => vec![],
+                _ => {
+                    let d = self.rng.below(shape.len());
+                    (0..shape.len())
+                        .map(|k| if k == d { shape[k] } else { 1 })
+                        .collect()
+                }
+            };
+            let n: usize = ms.iter().product();
+            if n > 16 {
+                // (A long literal only makes the source longer.)
+                let seed = self.rng.below(1000);
+                format!(
+                    "Tensor::<f32>::randn(&{}, {seed}).gt(0.0f32)",
+                    usize_list(&ms)
+                )
+            } else {
+                let bits: Vec<&str> = (0..n)
+                    .map(|_| if self.rng.chance(45) { "true" } else { "false" })
+                    .collect();
+                format!(
+                    "Tensor::<bool>::from_vec(vec![{}], &{})",
+                    bits.join(", "),
+                    usize_list(&ms)
+                )
+            }
+        };
+        if self.rng.chance(20) {
+            e = format!("{e}.logical_not()");
+        }
+        if self.rng.chance(40) {
+            let name = self.fresh_name("m");
+            self.line(&format!("let {name} = {e};"));
+            format!("&{name}")
+        } else {
+            format!("&{e}")
+        }
+    }
+
+    /// A fill value: a scalar, or sometimes a 0-d tensor (`&y.sum()`).
+    fn fill_value(&mut self) -> String {
+        if self.rng.chance(25)
+            && let Some(p) = self.pick_place(false)
+        {
+            self.tolerant = true;
+            return format!("&{}.sum()", p.recv);
+        }
+        self.scalar()
+    }
+
+    /// An indexed in-place op (`index_put_`, `masked_fill_`, `scatter_`,
+    /// `scatter_add_`, `index_copy_`, `index_add_`, `index_fill_`,
+    /// `masked_scatter_`, `tril_`, `triu_`) on a writable place or a view
+    /// chain of one, with valid indices; sometimes its functional form,
+    /// bound to a fresh local instead.
+    fn indexed(&mut self) {
+        let Some(p) = self.pick_place_where(|p| !p.ro) else {
+            return;
+        };
+        let (text, l) = if self.rng.chance(50) {
+            let (t, l, ro, copied) = self.chain(&p, 3, false);
+            // (A write into a temporary copy is lost in the original: not
+            // interesting, and the macro refuses some of its forms.)
+            if ro || copied {
+                return;
+            }
+            (t, l)
+        } else {
+            (String::new(), p.lay.clone())
+        };
+        let s = l.shape.clone();
+        let n = s.len();
+        if n == 0 || l.numel() == 0 {
+            return;
+        }
+        self.dest = Some(Dest {
+            rid: p.rid,
+            lay: l.clone(),
+            strict: true,
+            recv: text.is_empty().then(|| p.recv.clone()),
+            inexact: p.inexact || text.contains('%'),
+        });
+        let k = self.rng.weighted(&[
+            5,                          // index_put_
+            5,                          // masked_fill_
+            3,                          // scatter_
+            3,                          // scatter_add_
+            3,                          // index_copy_
+            3,                          // index_add_
+            3,                          // index_fill_
+            2,                          // masked_scatter_
+            if n >= 2 { 3 } else { 0 }, // tril_ / triu_
+        ]);
+        let call = match k {
+            0 => self.index_put_call(&s),
+            1 => {
+                let m = self.mask(&s);
+                let v = self.fill_value();
+                format!("masked_fill_({m}, {v})")
+            }
+            2 | 3 => {
+                let d = self.rng.below(n);
+                // (At most 3 per dim: short index literals.)
+                let ishape: Vec<usize> = (0..n)
+                    .map(|k| self.rng.range(1, s[k].min(3) as i64) as usize)
+                    .collect();
+                let cnt: usize = ishape.iter().product();
+                let vals = self.positions(cnt, s[d], false, false);
+                let ix = self.index_tensor(&vals, &ishape, s[d]);
+                let da = dim_arg(&mut self.rng, d, n);
+                if k == 2 {
+                    let src = if self.rng.chance(30) {
+                        self.scalar()
+                    } else {
+                        self.source_operand(&ishape)
+                    };
+                    format!("scatter_({da}, {ix}, {src})")
+                } else {
+                    let src = self.source_operand(&ishape);
+                    format!("scatter_add_({da}, {ix}, {src})")
+                }
+            }
+            4..=6 => {
+                let d = self.rng.below(n);
+                let add = k == 5;
+                let fill = k == 6;
+                let m = if add || fill {
+                    self.rng.range(1, 3) as usize
+                } else {
+                    self.rng.range(1, s[d].min(4) as i64) as usize
+                };
+                // index_copy_ wants distinct positions (PyTorch leaves the
+                // winner of duplicates unspecified); index_fill_ allows
+                // negative ones.
+                let vals = self.positions(m, s[d], !add && !fill, fill);
+                let ix = self.index_tensor(&vals, &[m], if add || fill { s[d] } else { 0 });
+                let da = dim_arg(&mut self.rng, d, n);
+                if fill {
+                    let v = self.fill_value();
+                    format!("index_fill_({da}, {ix}, {v})")
+                } else {
+                    let mut ss = s.clone();
+                    ss[d] = m;
+                    let src = self.source_operand(&ss);
+                    let op = if add { "index_add_" } else { "index_copy_" };
+                    format!("{op}({da}, {ix}, {src})")
+                }
+            }
+            7 => {
+                let m = self.mask(&s);
+                // Enough source elements for any mask: a place (the
+                // written-to tensor too: masked_scatter_ checks no overlap,
+                // and reads its source first) or a fresh one.
+                let numel = l.numel();
+                let big: Vec<Place> = self
+                    .places()
+                    .into_iter()
+                    .filter(|q| q.lay.numel() >= numel)
+                    .collect();
+                let src = if !big.is_empty() && self.rng.chance(60) {
+                    self.rng.pick(&big).refx.clone()
+                } else {
+                    let seed = self.rng.below(1000);
+                    format!("&Tensor::<f32>::randn(&[{numel}], {seed})")
+                };
+                format!("masked_scatter_({m}, {src})")
+            }
+            _ => {
+                let op = if self.rng.chance(50) {
+                    "tril_"
+                } else {
+                    "triu_"
+                };
+                format!("{op}({})", self.rng.range(-2, 2))
+            }
+        };
+        self.dest = None;
+        if !text.is_empty()
+            && let Some(i) = p.var
+        {
+            self.vars[i].fresh = false;
+        }
+        // Sometimes the functional form, bound to a fresh local.
+        if self.rng.chance(25) {
+            let call = call.replacen("_(", "(", 1);
+            let name = self.fresh_name("v");
+            let ty = if mentions_field(&p.recv) {
+                ": Tensor"
+            } else {
+                ""
+            };
+            self.line(&format!("let mut {name}{ty} = {}{text}.{call};", p.recv));
+            self.declare_local(name, Lay::contiguous(&s), false, true);
+        } else {
+            self.line(&format!("{}{text}.{call};", p.recv));
+        }
+    }
+
+    /// `index_put_(indices, values, accumulate)` on a tensor of shape `s`:
+    /// index tensors for the leading dims, or `None` entries for dims taken
+    /// whole and one index tensor.
+    fn index_put_call(&mut self, s: &[usize]) -> String {
+        let n = s.len();
+        let acc = self.rng.chance(50);
+        let (indices, vshape) = if n >= 2 && self.rng.chance(35) {
+            // `[None, .., Some(&i), None ..]`: PyTorch's `x[:, i] = v`.
+            let at = self.rng.range(1, n as i64 - 1) as usize;
+            let len = self.rng.range(at as i64 + 1, n as i64) as usize;
+            let m = self.rng.range(1, 3) as usize;
+            let m = if acc { m } else { m.min(s[at]) };
+            let vals = self.positions(m, s[at], !acc, true);
+            let ix = self.index_tensor(&vals, &[m], if acc { s[at] } else { 0 });
+            let entries: Vec<String> = (0..len)
+                .map(|k| {
+                    if k == at {
+                        format!("Some({ix})")
+                    } else {
+                        "None".into()
+                    }
+                })
+                .collect();
+            let mut vs = s[..at].to_vec();
+            vs.push(m);
+            vs.extend(&s[at + 1..]);
+            (format!("&[{}]", entries.join(", ")), vs)
+        } else {
+            let k = self.rng.range(1, n.min(2) as i64) as usize;
+            let m = self.rng.range(1, 3) as usize;
+            // Without accumulate, distinct positions (in the first index).
+            let m = if acc { m } else { m.min(s[0]) };
+            let mut ixs = Vec::new();
+            for (j, &size) in s.iter().enumerate().take(k) {
+                let vals = self.positions(m, size, !acc && j == 0, true);
+                let bound = if acc { size } else { 0 };
+                ixs.push(self.index_tensor(&vals, &[m], bound));
+            }
+            let mut vs = vec![m];
+            vs.extend(&s[k..]);
+            (format!("&[{}]", ixs.join(", ")), vs)
+        };
+        let values = match self.rng.below(3) {
+            0 => self.scalar(),
+            1 if vshape.len() > 1 => {
+                // Broadcast over the index dimension: the trailing shape.
+                let tail = vshape[1..].to_vec();
+                self.source_operand(&tail)
+            }
+            _ => self.source_operand(&vshape),
+        };
+        format!("index_put_({indices}, {values}, {acc})")
+    }
+
+    // ---------- fusion runs ----------
+
+    /// A run of consecutive elementwise in-place ops on one local or input
+    /// (`y.sub_(&m); y.div_(&s); y.mul_(2.0); y.add_(&b);`), which
+    /// `#[functionalize]` runs as one fused pass: scalar, same-shape, row,
+    /// column and one-element operands (bound to names first, so that the
+    /// run stays fusible), sometimes the tensor itself (`y.add_(&y)`,
+    /// `y.mul_(&y.sum())`, which end a fused run), sometimes longer than
+    /// the 32 ops one fused call holds; sometimes on a new value of at
+    /// least 2048 elements, the size from which the fused pass runs.
+    fn fusion_run(&mut self) {
+        let cands: Vec<usize> = (0..self.vars.len())
+            .filter(|&i| {
+                let v = &self.vars[i];
+                !v.moved
+                    && !v.ro
+                    && v.lay.numel() > 0
+                    && matches!(v.kind, VKind::Local | VKind::ParamMut | VKind::ParamVal)
+                    && (v.kind != VKind::Local || v.root)
+            })
+            .collect();
+        let i = if cands.is_empty() || self.rng.chance(40) {
+            let shape = if self.rng.chance(55) {
+                self.big = true;
+                self.rng
+                    .pick(&[
+                        vec![64, 48],
+                        vec![2048],
+                        vec![8, 16, 17],
+                        vec![41, 50],
+                        vec![3, 700],
+                    ])
+                    .clone()
+            } else {
+                let d0 = self.rng.range(1, 4) as usize;
+                let d1 = self.rng.range(2, 5) as usize;
+                vec![d0, d1]
+            };
+            let name = self.fresh_name("y");
+            let seed = self.rng.below(1000);
+            self.line(&format!(
+                "let mut {name} = Tensor::<f32>::randn(&{}, {seed});",
+                usize_list(&shape)
+            ));
+            self.declare_local(name, Lay::contiguous(&shape), false, true);
+            self.vars.len() - 1
+        } else {
+            *self.rng.pick(&cands)
+        };
+        let (name, l, rid) = {
+            let v = &self.vars[i];
+            (v.name.clone(), v.lay.clone(), v.rid)
+        };
+        let own = self
+            .places()
+            .into_iter()
+            .find(|p| p.var == Some(i))
+            .map(|p| p.refx)
+            .unwrap_or_else(|| format!("&{name}"));
+        let len = if self.rng.chance(5) {
+            self.rng.range(33, 36) as usize
+        } else {
+            self.rng.range(2, 5) as usize
+        };
+        // The named operands: a row, a column, one element, same shape.
+        let s = l.shape.clone();
+        let mut named: Vec<String> = Vec::new();
+        let mut shapes: Vec<Vec<usize>> = vec![s.clone()];
+        if let Some(&last) = s.last() {
+            shapes.push(vec![last]);
+        }
+        if s.len() >= 2 {
+            let mut c = s.clone();
+            *c.last_mut().expect("rank 2") = 1;
+            shapes.push(c);
+        }
+        if !s.is_empty() {
+            shapes.push(vec![1]);
+        }
+        for _ in 0..self.rng.range(1, 3) {
+            let shape = self.rng.pick(&shapes).clone();
+            let o = self.fresh_name("o");
+            let seed = self.rng.below(1000);
+            self.line(&format!(
+                "let {o} = Tensor::<f32>::randn(&{}, {seed});",
+                usize_list(&shape)
+            ));
+            named.push(format!("&{o}"));
+        }
+        self.dest = Some(Dest {
+            rid,
+            lay: l.clone(),
+            strict: false,
+            recv: Some(name.clone()),
+            inexact: self.vars[i].inexact,
+        });
+        for _ in 0..len {
+            let call = self.fusible_call(&s, &named, &own, &name);
+            self.line(&format!("{name}.{call};"));
+        }
+        self.dest = None;
+    }
+
+    /// One fusible in-place op for a run on `name` (of shape `shape`).
+    fn fusible_call(&mut self, shape: &[usize], named: &[String], own: &str, name: &str) -> String {
+        let operand = |g: &mut Self| -> String {
+            match g.rng.weighted(&[4, 6, 2, 1, 1]) {
+                0 => g.scalar(),
+                1 => g.rng.pick(named).clone(),
+                2 => g.operand(shape),
+                3 => own.to_string(),
+                _ => {
+                    g.tolerant = true;
+                    format!("&{name}.sum()")
+                }
+            }
+        };
+        match self.rng.weighted(&[
+            5, 4, 5, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1,
+        ]) {
+            0 => format!("add_({})", operand(self)),
+            1 => format!("sub_({})", operand(self)),
+            2 => format!("mul_({})", operand(self)),
+            3 => format!("div_({})", operand(self)),
+            4 => format!("add_scaled_({}, 0.5f32)", operand(self)),
+            5 => format!("sub_scaled_({}, 2.0f32)", operand(self)),
+            6 => "neg_()".into(),
+            7 => "abs_()".into(),
+            8 => "relu_()".into(),
+            9 => "clamp_(-1.5f32, 2.0f32)".into(),
+            10 => "clamp_min_(-0.5f32)".into(),
+            11 => "clamp_max_(0.75f32)".into(),
+            12 => "sqrt_()".into(),
+            13 => "exp_()".into(),
+            14 => "sigmoid_()".into(),
+            15 => "tanh_()".into(),
+            16 => "sign_()".into(),
+            17 => "hardtanh_(-0.25f32, 0.5f32)".into(),
+            18 => {
+                // (Operands of addcmul_ and lerp_ are tensors.)
+                let a = self.rng.pick(named).clone();
+                let b = self.rng.pick(named).clone();
+                format!("addcmul_({a}, {b}, 0.5f32)")
+            }
+            19 => {
+                let a = self.rng.pick(named).clone();
+                let b = self.rng.pick(named).clone();
+                format!("addcdiv_({a}, {b}, 0.25f32)")
+            }
+            _ => {
+                let e = self.rng.pick(named).clone();
+                format!("lerp_({e}, 0.25f32)")
+            }
+        }
     }
 
     /// `let c: Tensor = helpers::checked(&x)?;` (an early exit by `?`).
@@ -1995,14 +2652,16 @@ impl Gen {
                 let Some(p) = self.pick_place(true) else {
                     return;
                 };
-                self.line(&format!("helpers::fill_first({});", p.helper_ref));
+                let arg = self.temp_view_arg(&p);
+                self.line(&format!("helpers::fill_first({arg});"));
             }
             2 => {
                 // & that mutates only when asked.
                 let Some(p) = self.pick_place(true) else {
                     return;
                 };
-                self.line(&format!("helpers::bump_if({}, flag);", p.helper_ref));
+                let arg = self.temp_view_arg(&p);
+                self.line(&format!("helpers::bump_if({arg}, flag);"));
             }
             3 => {
                 // A method outside the op table.
@@ -2031,6 +2690,22 @@ impl Gen {
                 self.declare_local(name, Lay::contiguous(&p.lay.shape), false, true);
             }
         }
+    }
+
+    /// The argument of a helper that mutates through a `&Tensor`: the
+    /// place, or sometimes a temporary view of it (`helper(&x.narrow(0, 0,
+    /// 2))`, issue 11), whose mutation must reach the place.
+    fn temp_view_arg(&mut self, p: &Place) -> String {
+        if self.rng.chance(40) {
+            let (text, _, ro, copied) = self.chain(p, 2, false);
+            if !text.is_empty() && !ro && !copied {
+                if let Some(i) = p.var {
+                    self.vars[i].fresh = false;
+                }
+                return format!("&{}{text}", p.recv);
+            }
+        }
+        p.helper_ref.clone()
     }
 
     fn cond(&mut self) -> String {
@@ -2133,6 +2808,7 @@ impl Gen {
             root: false,
             moved: false,
             rid: p.rid,
+            inexact: true,
         });
         let count = self.rng.range(1, 3) as usize;
         self.stmts(count);
@@ -2178,6 +2854,7 @@ impl Gen {
             moved: false,
             family: None,
             rid: 0,
+            inexact: false,
         });
         let count = self.rng.range(1, 3) as usize;
         self.stmts(count);
@@ -2325,12 +3002,18 @@ fn type_field_lets(line: &str) -> String {
     }
 }
 
-/// Whether `e` reads a field of the struct parameter (`s.a`, `s.b`).
+/// Whether `e` reads a field of the struct parameter (`s.a`, `s.b`, or
+/// `self.a`, `self.b` in a method).
 fn mentions_field(e: &str) -> bool {
     let b = e.as_bytes();
-    e.match_indices("s.").any(|(i, _)| {
-        let before_ok = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
-        before_ok && matches!(b.get(i + 2), Some(b'a' | b'b'))
+    ["s.", "self."].iter().any(|pat| {
+        e.match_indices(pat).any(|(i, _)| {
+            let before_ok = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+            let after = b.get(i + pat.len() + 1);
+            before_ok
+                && matches!(b.get(i + pat.len()), Some(b'a' | b'b'))
+                && !after.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        })
     })
 }
 
@@ -2407,7 +3090,12 @@ pub fn generate(seed: u64, index: usize) -> Program {
             Passing::RefMut,
             Passing::Value,
         ]);
-        let shape = rng.pick(&pool).clone();
+        // Sometimes an input of at least 2048 elements (the fused pass).
+        let shape = if rng.chance(4) {
+            vec![48, 64]
+        } else {
+            rng.pick(&pool).clone()
+        };
         // Sometimes a name the macro's own hidden names are built from (a
         // parameter called `input` once collided with `__fz_input_0`).
         let pool = [
@@ -2424,9 +3112,10 @@ pub fn generate(seed: u64, index: usize) -> Program {
             count: 1,
         });
     }
+    let method = rng.chance(50);
     if rng.chance(20) {
         params.push(Param {
-            name: "s".into(),
+            name: if method { "self" } else { "s" }.into(),
             passing: Passing::Pair,
             shape: rng.pick(&pool).clone(),
             count: 2,
@@ -2445,12 +3134,21 @@ pub fn generate(seed: u64, index: usize) -> Program {
             count: rng.range(1, 3) as usize,
         });
     }
+    let method = method && params.iter().any(|p| p.passing == Passing::Pair);
+    let alias = rng.chance(15);
+    let fuse_small = rng.chance(40);
     let outputs = rng.range(1, 3) as usize;
     let fallible = rng.chance(15);
     let mut g = Gen::new(rng, outputs);
     g.fallible = fallible;
+    g.big = params
+        .iter()
+        .any(|p| p.shape.iter().product::<usize>() >= 2048);
     for p in &params {
         let lay = Lay::contiguous(&p.shape);
+        if alias && matches!(p.passing, Passing::Ref | Passing::RefMut | Passing::Value) {
+            g.line(&format!("{}.mul_(1.0f32);", p.name));
+        }
         let kind = match p.passing {
             Passing::Ref => VKind::ParamRef,
             Passing::RefMut => VKind::ParamMut,
@@ -2477,6 +3175,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
                         moved: false,
                         family: None,
                         rid: g.next_rid,
+                        inexact: false,
                     });
                 }
                 continue;
@@ -2507,9 +3206,13 @@ pub fn generate(seed: u64, index: usize) -> Program {
                 g.next_rid += 1;
                 g.next_rid
             },
+            inexact: false,
         });
     }
-    g.stmts_left = g.rng.range(6, 16) as usize;
+    // (Fewer than the 6..=16 of before the indexed writes and fusion runs,
+    // whose statements are longer: the default run builds in about the same
+    // time.)
+    g.stmts_left = g.rng.range(5, 13) as usize;
     while g.stmts_left > 0 {
         g.stmts_left -= 1;
         g.stmt();
@@ -2530,6 +3233,10 @@ pub fn generate(seed: u64, index: usize) -> Program {
         opaque: g.opaque,
         scalars,
         fallible,
+        method,
+        alias,
+        big: g.big,
+        fuse_small,
     }
 }
 
@@ -2547,6 +3254,12 @@ pub fn render_shard(seed: u64, programs: usize, shards: usize, shard: usize) -> 
     );
     out.push_str("use funcz::Tensor;\n");
     out.push_str("use funcz_difftest::helpers::{self, HelperExt};\n\n");
+    out.push_str("/// `Tensor` by another name (issue 11: aliases in signatures and bindings).\n");
+    out.push_str("type Tn = Tensor;\n\n");
+    out.push_str(
+        "/// State with tensor fields, for programs that are `&mut self` methods.\n\
+         pub struct Module {\n    pub a: Tensor,\n    pub b: Tensor,\n}\n\n",
+    );
     let mut table = String::new();
     for index in (shard..programs).step_by(shards) {
         let p = generate(seed, index);
@@ -2565,12 +3278,13 @@ pub fn render_shard(seed: u64, programs: usize, shards: usize, shard: usize) -> 
         let _ = writeln!(
             table,
             "    funcz_difftest::Program {{ index: {index}, seed: {seed}, source: {:?}, inputs: &[{}], \
-             tolerant: {}, opaque: {}, scalars: &[{}], run: run_{index} }},",
+             tolerant: {}, opaque: {}, scalars: &[{}], fuse_small: {}, run: run_{index} }},",
             p.source(&format!("p{index}"), ""),
             inputs.join(", "),
             p.tolerant,
             p.opaque,
             scalars.join(", "),
+            p.fuse_small,
         );
     }
     out.push_str("pub static PROGRAMS: &[funcz_difftest::Program] = &[\n");
@@ -2581,6 +3295,9 @@ pub fn render_shard(seed: u64, programs: usize, shards: usize, shard: usize) -> 
 
 fn render_program(out: &mut String, p: &Program) {
     let i = p.index;
+    if p.method {
+        out.push_str("impl Module {\n");
+    }
     let _ = writeln!(
         out,
         "{}",
@@ -2599,6 +3316,9 @@ fn render_program(out: &mut String, p: &Program) {
             "#[funcz::functionalize(remove = \"mutations_and_views\")]\n"
         )
     );
+    if p.method {
+        out.push_str("}\n\n");
+    }
     // The runner: destructure the inputs and call variant `v`.
     let mut pats = Vec::new();
     let mut args = Vec::new();
@@ -2616,6 +3336,14 @@ fn render_program(out: &mut String, p: &Program) {
             Passing::Value => {
                 pats.push(format!("a{k}"));
                 args.push(format!("a{k}.shallow_clone()"));
+            }
+            Passing::Pair if p.method => {
+                pats.push(format!("a{k}"));
+                pats.push(format!("b{k}"));
+                args.insert(
+                    0,
+                    format!("&mut Module {{ a: a{k}.shallow_clone(), b: b{k}.shallow_clone() }}"),
+                );
             }
             Passing::Pair => {
                 pats.push(format!("a{k}"));
@@ -2657,10 +3385,11 @@ fn render_program(out: &mut String, p: &Program) {
         out,
         "fn run_{i}(v: usize, ins: &mut [Tensor], n: usize, flag: bool) -> Vec<Tensor> {{\n    \
          let [{}] = ins else {{ unreachable!(\"input count\") }};\n    \
-         let f = [p{i}, p{i}_f, p{i}_fv][v];\n    \
+         let f = [{m}p{i}, {m}p{i}_f, {m}p{i}_fv][v];\n    \
          let r = f({});\n    \
          {outs}\n}}\n",
         pats.join(", "),
         args.join(", "),
+        m = if p.method { "Module::" } else { "" },
     );
 }
