@@ -351,3 +351,24 @@ fn host_reads_are_noted_in_the_models_doc_string() {
     let m = g.export_onnx().unwrap();
     assert!(m.doc_string.contains("read no tensor value on the host"));
 }
+
+#[test]
+fn index_put_with_none_entries_is_one_node_and_refused_by_the_exporter() {
+    // `x[:, i] = 5`: one `index_put` in the graph (its fifth argument the
+    // indexed dimensions), which the exporter does not map yet and says so.
+    let a = f32s(6, &[2, 3]);
+    let i = Tensor::<i64>::from_vec(vec![1], &[1]);
+    let (r, g) = Tracer::new("put")
+        .input("a", &a)
+        .run(|| a.index_put(&[None, Some(&i)], 5.0, false));
+    let mut want = a.to_vec();
+    want[1] = 5.0;
+    want[4] = 5.0;
+    assert_eq!(r.to_vec(), want);
+    assert_eq!(g.ops(), vec!["index_put"], "{g}");
+    let e = g.to_onnx().unwrap_err();
+    assert!(
+        matches!(&e, ExportError::UnsupportedOp { op, reason, .. } if op == "index_put" && reason.contains("None")),
+        "{e}"
+    );
+}

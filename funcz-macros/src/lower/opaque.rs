@@ -268,10 +268,11 @@ impl Lowerer<'_> {
         *e = pq!({ #(#before)* let #r = #call; #(#after)* #r });
     }
 
-    /// Lowers the parts of an opaque call. In copies mode a `&x.view(..)`
-    /// argument is a `*_copy` bound to a temporary; if the callee mutates
-    /// it, the mutation is written back as `x.view(..).copy_(&tmp)`, lowered
-    /// like any in-place op (so the original's values are kept).
+    /// Lowers the parts of an opaque call. A `&x.view(..)` argument is
+    /// bound to a temporary (a `*_copy` in copies mode, the view in views
+    /// mode); if the callee mutates it, the mutation is written back as
+    /// `x.view(..).copy_(&tmp)`, lowered like any in-place op (so the
+    /// original's values are kept and `x`'s other aliases see it).
     ///
     /// Input: `helper(&d.narrow(0, 0, 2))`
     /// Output (copies mode): `let __fz_arg_0 = narrow_copy(d); let v =
@@ -338,7 +339,13 @@ impl Lowerer<'_> {
         let mut args_taken = std::mem::take(args);
         for (k, a) in args_taken.iter_mut().enumerate() {
             match view_arg(a) {
-                Some((view, by_mut)) if self.copies() && self.is_tensor_expr(&view) => {
+                // In views mode too: the argument is then a real view, and
+                // the write-back commits the call's write through the
+                // regular path, so the root's other aliases are
+                // regenerated; and where the view op copied (a `reshape`
+                // of a value the functional ops laid out differently
+                // from the original's), the write reaches the root.
+                Some((view, by_mut)) if self.is_tensor_expr(&view) => {
                     let rt = rt();
                     let t = format_ident!("__fz_arg_{}", k, span = Span::mixed_site());
                     let ver = format_ident!("__fz_arg_version_{}", k, span = Span::mixed_site());

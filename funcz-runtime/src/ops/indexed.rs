@@ -1009,19 +1009,60 @@ impl<T: Element> Tensor<T> {
             t
         };
         let perm: Vec<i64> = dims.iter().chain(&rest).map(|&d| d as i64).collect();
-        let xp = self.permute(&perm);
+        if inplace {
+            check_writable(op, &self.layout);
+        }
+        // One op in the trace (the permutes inside are how it is computed,
+        // not ops of the program): the present index tensors, then the
+        // dimensions they index as a fifth argument.
+        let args = || {
+            let mut a = put_args(self, &ts, &vals, accumulate);
+            a.push(Arg::Ints(dims.iter().map(|&d| d as i64).collect()));
+            a
+        };
+        trace::op(op, args, || {
+            self.put_permuted(
+                &perm,
+                &ts,
+                vals,
+                accumulate,
+                inplace,
+                (adjacent, first),
+                &b,
+                &target,
+            )
+        })
+    }
+
+    /// [`Tensor::put_with_none`]'s computation, on `self` permuted by `perm`
+    /// (the indexed dimensions first).
+    #[allow(clippy::too_many_arguments)]
+    #[track_caller]
+    fn put_permuted(
+        &self,
+        perm: &[i64],
+        ts: &[&Tensor<i64>],
+        vals: OperandRef<'_, T>,
+        accumulate: bool,
+        inplace: bool,
+        (adjacent, first): (bool, usize),
+        b: &[usize],
+        target: &[usize],
+    ) -> Tensor<T> {
+        let (op, nd) = (if inplace { "index_put_" } else { "index_put" }, self.dim());
+        let xp = self.permute(perm);
         let put = |v: OperandRef<'_, T>| -> Tensor<T> {
             match (inplace, v) {
-                (true, OperandRef::Scalar(s)) => xp.index_put_(&ts, s, accumulate),
-                (true, OperandRef::Tensor(t)) => xp.index_put_(&ts, t, accumulate),
-                (false, OperandRef::Scalar(s)) => xp.index_put(&ts, s, accumulate),
-                (false, OperandRef::Tensor(t)) => xp.index_put(&ts, t, accumulate),
+                (true, OperandRef::Scalar(s)) => xp.index_put_(ts, s, accumulate),
+                (true, OperandRef::Tensor(t)) => xp.index_put_(ts, t, accumulate),
+                (false, OperandRef::Scalar(s)) => xp.index_put(ts, s, accumulate),
+                (false, OperandRef::Tensor(t)) => xp.index_put(ts, t, accumulate),
             }
         };
         let out = match vals {
             OperandRef::Scalar(_) => put(vals),
             OperandRef::Tensor(v) => {
-                let got = broadcast(op, "values", &target, v.shape());
+                let got = broadcast(op, "values", target, v.shape());
                 if got != target {
                     panic!(
                         "funcz: {op}: shape mismatch: value tensor of shape {:?} cannot be \
@@ -1029,7 +1070,7 @@ impl<T: Element> Tensor<T> {
                         v.shape()
                     );
                 }
-                let ve = v.expand(&target);
+                let ve = v.expand(target);
                 let ve = if adjacent && first > 0 {
                     // The broadcast index dims to the front, as in `xp`.
                     let nb = b.len();

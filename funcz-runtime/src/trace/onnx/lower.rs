@@ -1758,6 +1758,17 @@ fn broadcast(shapes: &[Vec<usize>]) -> Vec<usize> {
 /// (integer, one per leading dim) broadcast together and stacked into
 /// ScatterND's index; negative indices wrap.
 fn index_put(cx: &mut Ctx, at: &At) -> Result<(), ExportError> {
+    if at.node.args.len() > 4 {
+        // `x[:, i] = v`: recorded with the indexed dimensions as a fifth
+        // argument (see `Tensor::index_put_`).
+        return Err(ExportError::UnsupportedOp {
+            op: at.node.op.to_string(),
+            node: at.node.name.clone(),
+            reason: "index_put with `None` entries (indices that skip a dimension) is not \
+                     exported yet"
+                .into(),
+        });
+    }
     let dt = at.meta().dtype;
     let xr = at.tensor(0)?;
     let shape = cx.meta(&xr)?.shape;
