@@ -10,7 +10,9 @@ two such inputs, for the joins, matmul and broadcasting) with integer
 arguments taken from a list of troublemakers: out-of-range dims and
 indices, negative sizes, and values near int64's ends (2^62, 2^63 - 1,
 -2^63). Recorded: `error` (PyTorch raised) and its message, or the result's
-shape and, when it has at most 4096 elements, its values. Each list result
+shape and, when it has at most 4096 elements, its values; `torch_wraps`
+where PyTorch's shape is not the exact one (its int64 arithmetic wrapped:
+`repeat` of 3 by 2^63 - 1). Each list result
 (split, chunk) is recorded as its list of shapes.
 
 The ops are called through `torch.ops.aten` where the Python method would
@@ -47,14 +49,27 @@ def enc(r):
 CASES = []
 
 
-def case(op, shapes, args, run):
+def case(op, shapes, args, run, true_shape=None):
+    """`true_shape(*shapes)` is the result's shape in exact arithmetic,
+    where PyTorch's int64 arithmetic may wrap: a case where PyTorch returns
+    another shape is recorded as `torch_wraps` (funcz must refuse it)."""
     entry = {"op": op, "shapes": shapes, "args": args}
     try:
-        entry["result"] = enc(run(*[x_of(s) for s in shapes]))
+        r = run(*[x_of(s) for s in shapes])
+        entry["result"] = enc(r)
         entry["error"] = None
+        if true_shape is not None and list(r.shape) != true_shape(*shapes):
+            entry["torch_wraps"] = True
     except Exception as e:  # noqa: BLE001 -- any refusal is recorded
         entry["error"] = str(e).split("\n")[0][:300]
     CASES.append(entry)
+
+
+def repeat_shape(reps):
+    def shape(s):
+        s = [1] * (len(reps) - len(s)) + list(s)
+        return [a * b for a, b in zip(s, reps)]
+    return shape
 
 
 def main():
@@ -75,7 +90,12 @@ def main():
             case("slice", [s], [0, i, 2**63 - 1, 1],
                  lambda x, i=i: aten.slice.Tensor(x, 0, i, 2**63 - 1, 1))
             case("slice", [s], [0, 0, i, 1], lambda x, i=i: aten.slice.Tensor(x, 0, 0, i, 1))
-            case("slice", [s], [0, 0, 3, i], lambda x, i=i: aten.slice.Tensor(x, 0, 0, 3, i))
+            # PyTorch's slice computes (end - start + step - 1) / step in
+            # int64, so a step near 2^63 wraps to a negative size; any step
+            # past the size gives the same slice, so the result of a step of
+            # 2^31 is recorded for those.
+            case("slice", [s], [0, 0, 3, i],
+                 lambda x, i=i: aten.slice.Tensor(x, 0, 0, 3, min(i, 2**31)))
             case("diagonal", [s], [i, 0, -1], lambda x, i=i: aten.diagonal(x, i, 0, -1))
             case("unfold", [s], [0, i, 1], lambda x, i=i: aten.unfold(x, 0, i, 1))
             case("unfold", [s], [0, 1, i], lambda x, i=i: aten.unfold(x, 0, 1, i))
@@ -98,7 +118,7 @@ def main():
             case("expand", [s], [sizes], lambda x, z=sizes: aten.expand(x, z))
         for reps in [[2], [1, 2], [2, 2, 2], [-1, 1], [0, 2**63 - 1], [2**62, 2, 1],
                      [2**32, 2**32, 1], [1, 1, 1, 1]]:
-            case("repeat", [s], [reps], lambda x, r=reps: aten.repeat(x, r))
+            case("repeat", [s], [reps], lambda x, r=reps: aten.repeat(x, r), repeat_shape(reps))
     for size, stride, off in [
         ([2], [1], 0), ([2], [1], 5), ([7], [1], 0), ([2**62], [0], 0),
         ([2**62, 4], [0, 0], 0), ([2**62, 2], [4, 2**62], 0), ([2], [-1], 0),

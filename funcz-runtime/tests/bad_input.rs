@@ -426,6 +426,11 @@ fn r_unfold(x: &Nd, dim: i64, size: i64, step: i64) -> Option<Nd> {
             data: x.data.iter().copied().take(size as usize).collect(),
         });
     }
+    // The window stride step * stride is int64 arithmetic in PyTorch: a
+    // product that wraps negative is refused.
+    if step.wrapping_mul(Nd::strides(&x.shape)[d] as i64) < 0 {
+        return None;
+    }
     let windows = ((max - size) / step + 1) as usize;
     let mut shape = x.shape.clone();
     shape[d] = windows;
@@ -1081,8 +1086,12 @@ proptest! {
         };
         check("repeat", &what, w, || vec![read(&ta.repeat(reps.clone()))]);
         // roll along one dim.
-        // PyTorch: "Dimension specified as 0 but tensor has no dimensions".
-        let want = if a.is_empty() {
+        // PyTorch: one shift of an empty tensor is a copy (its dim is not
+        // checked); a 0-d tensor has no dim to roll ("Dimension specified
+        // as 0 but tensor has no dimensions").
+        let want = if x.numel() == 0 {
+            Some(x.clone())
+        } else if a.is_empty() {
             None
         } else {
             wrap(dim, a.len()).map(|d| {

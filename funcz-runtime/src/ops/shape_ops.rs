@@ -270,6 +270,21 @@ impl<T: Element> Tensor<T> {
                 self.shape()
             );
         }
+        // As PyTorch: one shift of an empty tensor is a copy, its dim
+        // unchecked.
+        if self.numel() == 0 && dims.len() == 1 && shifts.len() == 1 {
+            return trace::op(
+                "roll",
+                || {
+                    vec![
+                        self.to_arg(),
+                        Arg::Ints(shifts.clone()),
+                        Arg::Ints(dims.clone()),
+                    ]
+                },
+                || Tensor::from_contiguous(Vec::new(), self.shape()),
+            );
+        }
         if self.dim() == 0
             && let Some(d) = dims.first()
         {

@@ -603,8 +603,22 @@ pub fn unfold_layout(op: &str, l: &Layout, dim: i64, size: i64, step: i64) -> La
         out.strides.push(1);
         return out;
     }
+    // The window stride is step * stride in int64, as PyTorch: a product
+    // that wraps negative is refused (PyTorch: "Negative strides are not
+    // supported"); one that wraps positive only happens with a single
+    // window (step past the size), whose stride is never used.
+    let stride = step.wrapping_mul(l.strides[d] as i64);
+    if stride < 0 {
+        panic!(
+            "funcz: {op}: the window stride step {step} x stride {} of dimension {d} overflows \
+             int64 to the negative stride {stride} (tensor shape {:?})",
+            l.strides[d],
+            &l.shape[..]
+        );
+    }
+    let stride = stride as usize;
     out.shape[d] = ((max - size) / step + 1) as usize;
-    out.strides[d] = (step as usize).saturating_mul(l.strides[d]);
+    out.strides[d] = stride;
     out.shape.push(size as usize);
     out.strides.push(l.strides[d]);
     crate::storage::checked_view_numel(op, &out.shape);
