@@ -465,7 +465,7 @@ fn r_infer(shape: &[i64], numel: usize) -> Option<Vec<usize>> {
     let mut out: Vec<usize> = shape.iter().map(|&d| d.max(1) as usize).collect();
     match infer {
         None if k == numel => {}
-        Some(i) if k > 0 && numel % k == 0 => out[i] = numel / k,
+        Some(i) if k > 0 && numel.is_multiple_of(k) => out[i] = numel / k,
         _ => return None,
     }
     for (o, &d) in out.iter_mut().zip(shape) {
@@ -1307,7 +1307,7 @@ fn absurd_allocation_panics_instead_of_aborting() {
             let a = Tensor::<f32>::ones(&[1])
                 .expand([1usize << 25])
                 .view([1 << 25, 1]);
-            a.mul(&Tensor::<f32>::ones(&[1]).expand([1usize << 25]))
+            a.mul(Tensor::<f32>::ones(&[1]).expand([1usize << 25]))
                 .numel()
         }),
     );
