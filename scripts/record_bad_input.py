@@ -139,8 +139,8 @@ def main():
             case("stack", [a, b], [d], lambda x, y, d=d: aten.stack([x, y], d))
         case("matmul", [a, b], [], lambda x, y: aten.matmul(x, y))
         case("add", [a, b], [], lambda x, y: aten.add.Tensor(x, y))
-    json.dump(CASES, __import__("sys").stdout, indent=0)
-    print()
+    # One case per line.
+    print("[\n" + ",\n".join(json.dumps(c) for c in CASES) + "\n]")
 
 
 if __name__ == "__main__":
