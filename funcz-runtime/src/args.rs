@@ -4,10 +4,15 @@
 /// An integer argument (a dim, an index, a length). Negative values mean
 /// "from the end" where PyTorch allows it.
 ///
+/// Unsigned values above `i64::MAX` become `i64::MAX` (never a negative
+/// number, which would count from the end): every op refuses it as out of
+/// range, except slice bounds, which clamp it to the size as Python does.
+///
 /// ```
 /// use funcz_runtime::args::AsI64;
 /// assert_eq!(3usize.as_i64(), 3);
 /// assert_eq!((-1i32).as_i64(), -1);
+/// assert_eq!(usize::MAX.as_i64(), i64::MAX);
 /// ```
 pub trait AsI64: Copy {
     /// The value as `i64`.
@@ -24,7 +29,19 @@ macro_rules! as_i64 {
         }
     )*};
 }
-as_i64!(i32, i64, isize, usize, u32, u64);
+as_i64!(i32, i64, isize, u32);
+
+macro_rules! as_i64_saturating {
+    ($($t:ty),*) => {$(
+        impl AsI64 for $t {
+            #[inline]
+            fn as_i64(self) -> i64 {
+                i64::try_from(self).unwrap_or(i64::MAX)
+            }
+        }
+    )*};
+}
+as_i64_saturating!(usize, u64);
 
 /// A list of integers (a shape that may contain `-1`, a list of dims).
 ///

@@ -91,6 +91,19 @@ impl Dims {
     }
 }
 
+/// Panics (naming `op` and the shape) if `shape` has more than
+/// [`MAX_DIMS`] entries.
+#[track_caller]
+pub fn check_rank(op: &str, shape: &[usize]) {
+    if shape.len() > MAX_DIMS {
+        panic!(
+            "funcz: {op}: tensors of rank {} are not supported (at most {MAX_DIMS} dims), got \
+             shape {shape:?}",
+            shape.len()
+        );
+    }
+}
+
 impl Deref for Dims {
     type Target = [usize];
     #[inline]

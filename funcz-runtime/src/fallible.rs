@@ -163,7 +163,13 @@ fn infer_size(op: &'static str, shape: &[i64], numel: usize) -> Result<Dims> {
 /// The broadcast check of elementwise ops.
 fn broadcast(op: &'static str, a: &[usize], b: &[usize]) -> Result<()> {
     match crate::layout::try_broadcast_shapes(a, b) {
-        Ok(_) => Ok(()),
+        Ok(s) => match crate::storage::try_numel(&s, true) {
+            Ok(_) => Ok(()),
+            Err(why) => fail(
+                op,
+                format!("{why} for the broadcast shape {s:?} of shapes {a:?} and {b:?}"),
+            ),
+        },
         Err((i, da, db)) => fail(
             op,
             format!(
@@ -301,9 +307,9 @@ impl<T: Element> Tensor<T> {
     pub fn try_from_vec(data: Vec<T>, shape: &[usize]) -> Result<Tensor<T>> {
         let op = "from_vec";
         // The same order as `from_vec`: the length, then the rank.
-        match shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)) {
-            Some(n) if n == data.len() => {}
-            Some(n) => {
+        match crate::storage::try_numel(shape, true) {
+            Ok(n) if n == data.len() => {}
+            Ok(n) => {
                 return fail(
                     op,
                     format!(
@@ -312,15 +318,7 @@ impl<T: Element> Tensor<T> {
                     ),
                 );
             }
-            None => {
-                return fail(
-                    op,
-                    format!(
-                        "shape {shape:?} has more elements than memory can index, data has {}",
-                        data.len()
-                    ),
-                );
-            }
+            Err(why) => return fail(op, format!("{why} for a tensor of shape {shape:?}")),
         }
         if shape.len() > MAX_DIMS {
             return fail(

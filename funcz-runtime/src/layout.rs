@@ -29,7 +29,9 @@ pub fn contiguous_strides(shape: &[usize]) -> Dims {
     let mut acc = 1usize;
     for i in (0..shape.len()).rev() {
         strides[i] = acc;
-        acc *= shape[i].max(1);
+        // Saturating: the ops check a new shape's strides fit (storage::
+        // checked_numel) before they get here.
+        acc = acc.saturating_mul(shape[i].max(1));
     }
     strides
 }
@@ -66,8 +68,12 @@ impl Layout {
     }
 
     /// Number of elements.
+    #[inline]
     pub fn numel(&self) -> usize {
-        self.shape.iter().product()
+        // Saturating, so that an empty shape with huge sizes before its 0
+        // ([2^40, 2^40, 0]) counts 0, not an overflow; the ops never make
+        // a layout with more than i64::MAX elements.
+        self.shape.iter().fold(1usize, |a, &n| a.saturating_mul(n))
     }
 
     /// True if the elements are laid out row-major without gaps
@@ -82,7 +88,7 @@ impl Layout {
             if s != expected {
                 return self.numel() == 0;
             }
-            expected *= n;
+            expected = expected.saturating_mul(n);
         }
         true
     }
@@ -185,14 +191,19 @@ impl Iterator for Offsets {
         let cur = self.next;
         if self.remaining > 0 {
             let mut d = self.shape.len();
+            // Wrapping: a size-1 dim may have any stride (a slice with a
+            // huge step), and stepping past its end is undone at once; the
+            // offset of every element returned is in the storage.
             while d > 0 {
                 d -= 1;
                 self.index[d] += 1;
-                self.next += self.strides[d];
+                self.next = self.next.wrapping_add(self.strides[d]);
                 if self.index[d] < self.shape[d] {
                     break;
                 }
-                self.next -= self.strides[d] * self.index[d];
+                self.next = self
+                    .next
+                    .wrapping_sub(self.strides[d].wrapping_mul(self.index[d]));
                 self.index[d] = 0;
             }
         }
@@ -256,7 +267,14 @@ pub(crate) fn try_broadcast_shapes(
 #[track_caller]
 pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Dims {
     match try_broadcast_shapes(a, b) {
-        Ok(s) => s,
+        Ok(s) => {
+            if let Err(why) = crate::storage::try_numel(&s, true) {
+                panic!(
+                    "funcz: {op}: {why} for the broadcast shape {s:?} of shapes {a:?} and {b:?}"
+                );
+            }
+            s
+        }
         Err((i, da, db)) => panic!(
             "funcz: {op}: shapes {a:?} and {b:?} cannot be broadcast together \
              (size {da} vs {db} at dimension {i})"

@@ -168,14 +168,16 @@ impl<T: Scalar> Tensor<T> {
     /// let t = Tensor::<f64>::from_vec(vec![1.0; 6], &[2, 3]);
     /// assert_eq!(t.numel(), 6);
     /// ```
+    #[track_caller]
     pub fn from_vec(data: Vec<T>, shape: &[usize]) -> Self {
-        let n: usize = shape.iter().product();
-        assert_eq!(
-            data.len(),
-            n,
-            "funcz: from_vec: shape {shape:?} needs {n} elements but data has {}",
-            data.len()
-        );
+        let n = crate::storage::checked_numel("from_vec", shape);
+        if data.len() != n {
+            panic!(
+                "funcz: from_vec: shape {shape:?} needs {n} elements but data has {}",
+                data.len()
+            );
+        }
+        crate::dims::check_rank("from_vec", shape);
         Tensor::from_contiguous(data, shape)
     }
 

@@ -207,8 +207,5 @@ fn from_vec_checks_length_and_rank() {
         }
     }
     let e = Tensor::<f32>::try_from_vec(vec![], &[usize::MAX, 2]).unwrap_err();
-    assert!(
-        e.detail().contains("more elements than memory can index"),
-        "{e}"
-    );
+    assert!(e.detail().contains("size is too large"), "{e}");
 }

@@ -517,7 +517,9 @@ fn allclose_and_equal() {
     assert!(!inf.allclose(&t32(&[f32::NEG_INFINITY], &[1]), 1.0, 1.0));
 
     assert!(a.equal(&a.clone()));
-    assert!(n.equal(&n.clone()));
+    // As torch.equal: NaN equals nothing, not even itself.
+    assert!(!n.equal(&n.clone()));
+    assert!(!n.equal(&n));
     assert!(!a.equal(&t32(&[1.0, 2.5], &[2])));
     assert!(!a.equal(&t32(&[1.0, 2.0], &[1, 2])));
     assert!(i64s(&[], &[0]).equal(&i64s(&[], &[0])));

@@ -25,8 +25,14 @@ pub fn fresh(inputs: &[Tensor]) -> Vec<Tensor> {
     inputs.to_vec()
 }
 
+/// Same shape and values, NaN matching NaN (`equal` is `torch.equal`,
+/// where NaN equals nothing).
 pub fn same(a: &Tensor, b: &Tensor) -> bool {
-    a.shape() == b.shape() && a.equal(b)
+    a.shape() == b.shape()
+        && a.to_vec()
+            .iter()
+            .zip(b.to_vec())
+            .all(|(x, y)| *x == y || (x.is_nan() && y.is_nan()))
 }
 
 /// Runs `call(variant, inputs)` for variant 0 (original), 1 (mutations),

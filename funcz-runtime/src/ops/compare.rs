@@ -57,24 +57,25 @@ impl<T: Element> Tensor<T> {
 }
 
 impl<T: Scalar> Tensor<T> {
-    /// True if both tensors have the same shape and exactly the same
-    /// elements (as `torch.equal`, except that NaN equals NaN here, so a
-    /// tensor always equals its clone).
+    /// True if both tensors have the same shape and the same elements, as
+    /// `torch.equal`: elements compare with `==`, so a tensor holding NaN
+    /// equals nothing, not even itself.
     ///
     /// ```
     /// use funcz_runtime::Tensor;
-    /// let a = Tensor::<f64>::from_vec(vec![1.0, f64::NAN], &[2]);
+    /// let a = Tensor::<f64>::from_vec(vec![1.0, 2.0], &[2]);
     /// assert!(a.equal(&a.clone()));
-    /// assert!(!a.equal(&Tensor::from_vec(vec![1.0, f64::NAN], &[1, 2])));
-    /// let m = Tensor::<bool>::from_vec(vec![true, false], &[2]);
-    /// assert!(m.equal(&a.lt(2.0)));
+    /// assert!(!a.equal(&Tensor::from_vec(vec![1.0, 2.0], &[1, 2])));
+    /// let n = Tensor::<f64>::from_vec(vec![1.0, f64::NAN], &[2]);
+    /// assert!(!n.equal(&n));
+    /// let m = Tensor::<bool>::from_vec(vec![true, true], &[2]);
+    /// assert!(m.equal(&a.lt(3.0)));
     /// ```
     pub fn equal(&self, other: &Tensor<T>) -> bool {
         if self.shape() != other.shape() {
             return false;
         }
-        #[allow(clippy::eq_op)]
-        let same = |x: T, y: T| x == y || (x != x && y != y);
+        let same = |x: T, y: T| x == y;
         values(self)
             .into_iter()
             .zip(values(other))

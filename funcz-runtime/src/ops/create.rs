@@ -37,20 +37,13 @@ fn mantissa_bits<T: FloatElement>() -> u32 {
     }
 }
 
-/// The number of elements of `shape`, panicking (at the caller's line,
-/// naming `op` and the shape) if it overflows `usize`.
+/// The number of elements of a new tensor of `shape` and element type
+/// `T`, panicking (at the caller's line, naming `op` and the shape) if the
+/// sizes overflow `int64` or the memory cannot be allocated.
 #[track_caller]
-fn numel_of(op: &str, shape: &[usize]) -> usize {
-    let mut n = 1usize;
-    for &d in shape {
-        match n.checked_mul(d) {
-            Some(m) => n = m,
-            None => {
-                panic!("funcz: {op}: the number of elements of shape {shape:?} overflows usize")
-            }
-        }
-    }
-    n
+fn numel_of<T>(op: &str, shape: &[usize]) -> usize {
+    crate::dims::check_rank(op, shape);
+    crate::storage::check_alloc::<T>(op, shape)
 }
 
 fn shape_arg(shape: &[usize]) -> Arg {
@@ -68,7 +61,7 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn zeros(shape: &[usize]) -> Tensor<T> {
-        let n = numel_of("zeros", shape);
+        let n = numel_of::<T>("zeros", shape);
         trace::op(
             "zeros",
             || vec![shape_arg(shape)],
@@ -79,7 +72,7 @@ impl<T: Element> Tensor<T> {
     /// A tensor of ones (aten `ones`).
     #[track_caller]
     pub fn ones(shape: &[usize]) -> Tensor<T> {
-        let n = numel_of("ones", shape);
+        let n = numel_of::<T>("ones", shape);
         trace::op(
             "ones",
             || vec![shape_arg(shape)],
@@ -95,7 +88,7 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn full(shape: &[usize], value: T) -> Tensor<T> {
-        let n = numel_of("full", shape);
+        let n = numel_of::<T>("full", shape);
         trace::op(
             "full",
             || vec![shape_arg(shape), scalar_arg(value)],
@@ -111,6 +104,7 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn arange(n: usize) -> Tensor<T> {
+        numel_of::<T>("arange", &[n]);
         trace::op(
             "arange",
             || vec![n.to_arg()],
@@ -149,20 +143,32 @@ impl<T: Element> Tensor<T> {
                  (start {start}, end {end}, step {step})"
             );
         }
+        let len = ((e - s) / st).ceil().max(0.0);
+        if len >= crate::storage::MAX_NUMEL as f64 {
+            panic!(
+                "funcz: arange: the range {start} to {end} with step {step} has {len} elements, \
+                 more than int64 max"
+            );
+        }
+        let n = len as usize;
+        numel_of::<T>("arange", &[n]);
         trace::op(
             "arange",
             || vec![scalar_arg(start), scalar_arg(end), scalar_arg(step)],
             || {
-                let n = ((e - s) / st).ceil().max(0.0) as usize;
                 let v: Vec<T> = if T::IS_FLOAT {
                     (0..n).map(|i| T::from_f64(s + st * i as f64)).collect()
                 } else {
+                    // The step is added between elements only, so the
+                    // value past the end (which may not fit `T`) is never
+                    // computed.
                     let mut cur = start;
                     (0..n)
-                        .map(|_| {
-                            let x = cur;
-                            cur += step;
-                            x
+                        .map(|i| {
+                            if i > 0 {
+                                cur += step;
+                            }
+                            cur
                         })
                         .collect()
                 };
@@ -179,6 +185,7 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn eye(n: usize) -> Tensor<T> {
+        numel_of::<T>("eye", &[n, n]);
         trace::op(
             "eye",
             || vec![n.to_arg()],
@@ -195,6 +202,7 @@ impl<T: Element> Tensor<T> {
     /// Zeros of `self`'s shape (aten `zeros_like`), always contiguous.
     #[track_caller]
     pub fn zeros_like(&self) -> Tensor<T> {
+        numel_of::<T>("zeros_like", self.shape());
         trace::op(
             "zeros_like",
             || vec![self.to_arg()],
@@ -205,6 +213,7 @@ impl<T: Element> Tensor<T> {
     /// Ones of `self`'s shape (aten `ones_like`), always contiguous.
     #[track_caller]
     pub fn ones_like(&self) -> Tensor<T> {
+        numel_of::<T>("ones_like", self.shape());
         trace::op(
             "ones_like",
             || vec![self.to_arg()],
@@ -226,7 +235,7 @@ impl<T: FloatElement> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn rand(shape: &[usize], seed: u64) -> Tensor<T> {
-        let n = numel_of("rand", shape);
+        let n = numel_of::<T>("rand", shape);
         trace::op(
             "rand",
             || vec![shape_arg(shape), Arg::Int(seed as i64)],
@@ -249,7 +258,7 @@ impl<T: FloatElement> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn randn(shape: &[usize], seed: u64) -> Tensor<T> {
-        let n = numel_of("randn", shape);
+        let n = numel_of::<T>("randn", shape);
         trace::op(
             "randn",
             || vec![shape_arg(shape), Arg::Int(seed as i64)],

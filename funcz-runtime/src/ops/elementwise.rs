@@ -26,17 +26,21 @@ pub(crate) fn sigmoid_k<T: FloatElement>(x: T) -> T {
     T::one() / (T::one() + (-x).exp())
 }
 
-/// `clamp` with PyTorch's rules: NaN stays NaN and `min > max` gives `max`.
+/// `clamp` with PyTorch's rules: NaN stays NaN, a NaN bound gives NaN and
+/// `min > max` gives `max`.
 #[inline(always)]
+#[allow(clippy::eq_op)]
 pub(crate) fn clamp_k<T: Element>(x: T, min: Option<T>, max: Option<T>) -> T {
+    // A NaN bound makes every element NaN, as PyTorch (`lo != lo` is
+    // false for integers and loop-invariant for floats).
     let mut y = x;
     if let Some(lo) = min
-        && y < lo
+        && (y < lo || lo != lo)
     {
         y = lo;
     }
     if let Some(hi) = max
-        && y > hi
+        && (y > hi || hi != hi)
     {
         y = hi;
     }
@@ -111,7 +115,11 @@ pub(crate) fn check_binary<T: Element>(op: &str, a: &Tensor<T>, b: &OperandRef<'
     if let OperandRef::Tensor(b) = b
         && a.shape() != b.shape()
     {
-        broadcast_shapes(op, a.shape(), b.shape());
+        let shape = broadcast_shapes(op, a.shape(), b.shape());
+        crate::storage::check_alloc::<T>(op, &shape);
+    } else if !a.is_contiguous() {
+        // An expanded input may have more elements than memory holds.
+        crate::storage::check_alloc::<T>(op, a.shape());
     }
 }
 

@@ -154,14 +154,3 @@ impl<A: Element, B: Element> Outputs for Pair<A, B> {
         if m.len() == 2 { m } else { Vec::new() }
     }
 }
-
-/// A rank-0 or larger shape's element count, checked against overflow.
-#[track_caller]
-pub(crate) fn checked_numel(op: &str, shape: &[usize]) -> usize {
-    shape
-        .iter()
-        .try_fold(1usize, |a, &n| a.checked_mul(n))
-        .unwrap_or_else(|| {
-            panic!("funcz: {op}: the number of elements of shape {shape:?} overflows usize")
-        })
-}

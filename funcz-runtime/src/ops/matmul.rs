@@ -99,6 +99,14 @@ fn check_matmul<T: Element>(a: &Tensor<T>, b: &Tensor<T>) {
             b.shape()
         );
     }
+    let mut out_shape = broadcast_shapes("matmul", &ba, &bb).to_vec();
+    if da > 1 {
+        out_shape.push(ma.rows);
+    }
+    if db > 1 {
+        out_shape.push(mb.cols);
+    }
+    crate::storage::check_alloc::<T>("matmul", &out_shape);
 }
 
 fn matmul_impl<T: Element>(a: &Tensor<T>, b: &Tensor<T>) -> Tensor<T> {

@@ -13,7 +13,7 @@ use crate::trace::{self, Arg, ToArg};
 
 use super::cat::concat;
 use super::kernel::{check_writable, write_values};
-use super::lanes::{checked_numel, norm_dim, norm_dims};
+use super::lanes::{norm_dim, norm_dims};
 
 /// The recorded form of a list of tensors.
 fn list_arg<T: Element, B: Borrow<Tensor<T>>>(ts: &[B]) -> Arg {
@@ -159,7 +159,7 @@ impl<T: Element> Tensor<T> {
                         panic!("funcz: cat: the size of dimension {d} overflows usize")
                     });
                 }
-                checked_numel("cat", &shape);
+                crate::storage::check_alloc::<T>("cat", &shape);
                 shape
             }
         };
@@ -217,7 +217,7 @@ impl<T: Element> Tensor<T> {
         let d = norm_dim("stack", "dim", dim, &with_new);
         let mut out_shape = first.to_vec();
         out_shape.insert(d, ts.len());
-        checked_numel("stack", &out_shape);
+        crate::storage::check_alloc::<T>("stack", &out_shape);
         trace::op(
             "stack",
             || vec![list_arg(tensors), Arg::Int(dim)],
@@ -260,6 +260,29 @@ impl<T: Element> Tensor<T> {
                 self.shape()
             );
         }
+        // As PyTorch: one shift of an empty tensor is a copy, its dim
+        // unchecked.
+        if self.numel() == 0 && dims.len() == 1 && shifts.len() == 1 {
+            return trace::op(
+                "roll",
+                || {
+                    vec![
+                        self.to_arg(),
+                        Arg::Ints(shifts.clone()),
+                        Arg::Ints(dims.clone()),
+                    ]
+                },
+                || Tensor::from_contiguous(Vec::new(), self.shape()),
+            );
+        }
+        if self.dim() == 0
+            && let Some(d) = dims.first()
+        {
+            panic!(
+                "funcz: roll: Dimension specified as {d} but tensor has no dimensions (input \
+                 shape [], shifts {shifts:?})"
+            );
+        }
         let nd: Vec<usize> = dims
             .iter()
             .map(|&d| norm_dim("roll", "dims", d, self.shape()))
@@ -275,11 +298,14 @@ impl<T: Element> Tensor<T> {
             },
             || {
                 let shape = self.shape().to_vec();
+                // A shift is taken modulo the size first, so that shifts
+                // near i64::MIN and i64::MAX do not overflow.
                 if nd.is_empty() {
                     let n = self.numel() as i64;
                     let v = self.to_vec();
+                    let s = shifts[0].rem_euclid(n.max(1));
                     let out = (0..n)
-                        .map(|i| v[(i - shifts[0]).rem_euclid(n.max(1)) as usize])
+                        .map(|i| v[(i - s).rem_euclid(n.max(1)) as usize])
                         .collect();
                     return Tensor::from_contiguous(out, &shape);
                 }
@@ -287,8 +313,8 @@ impl<T: Element> Tensor<T> {
                 let out = gather_map(self, &shape, |o| {
                     let mut p = o.to_vec();
                     for (&s, &d) in shifts.iter().zip(&nd) {
-                        let len = shape[d] as i64;
-                        p[d] = (p[d] as i64 - s).rem_euclid(len.max(1)) as usize;
+                        let len = (shape[d] as i64).max(1);
+                        p[d] = (p[d] as i64 - s.rem_euclid(len)).rem_euclid(len) as usize;
                     }
                     p.iter().zip(&st).map(|(a, b)| a * b).sum()
                 });
@@ -309,7 +335,11 @@ impl<T: Element> Tensor<T> {
     #[track_caller]
     pub fn flip(&self, dims: impl IntoShape) -> Tensor<T> {
         let dims = dims.into_shape();
-        let nd = norm_dims("flip", "dims", &dims, self.shape());
+        let mut nd = norm_dims("flip", "dims", &dims, self.shape());
+        if self.dim() == 0 {
+            // A 0-d tensor's one (virtual) dim has one element.
+            nd.clear();
+        }
         trace::op(
             "flip",
             || vec![self.to_arg(), Arg::Ints(dims.clone())],
@@ -368,7 +398,7 @@ impl<T: Element> Tensor<T> {
                     .unwrap_or_else(|| panic!("funcz: repeat: size {n} x {r} overflows usize"))
             })
             .collect();
-        checked_numel("repeat", &out_shape);
+        crate::storage::check_alloc::<T>("repeat", &out_shape);
         trace::op(
             "repeat",
             || vec![self.to_arg(), Arg::Ints(repeats.clone())],
@@ -532,7 +562,8 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn empty(shape: &[usize]) -> Tensor<T> {
-        let n = checked_numel("empty", shape);
+        crate::dims::check_rank("empty", shape);
+        let n = crate::storage::check_alloc::<T>("empty", shape);
         trace::op(
             "empty",
             || vec![shape.to_arg()],
@@ -550,6 +581,7 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn empty_like(&self) -> Tensor<T> {
+        crate::storage::check_alloc::<T>("empty_like", self.shape());
         trace::op(
             "empty_like",
             || vec![self.to_arg()],

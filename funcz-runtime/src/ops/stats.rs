@@ -77,7 +77,11 @@ fn dims_arg(dims: &Option<Vec<i64>>) -> Arg {
 /// Validated reduction dims: (mask, output shape).
 #[track_caller]
 fn reduction(op: &str, shape: &[usize], dims: &[i64], keepdim: bool) -> (Vec<bool>, Vec<usize>) {
-    let nd = norm_dims(op, "dim", dims, shape);
+    let mut nd = norm_dims(op, "dim", dims, shape);
+    if shape.is_empty() {
+        // A 0-d tensor's one (virtual) dim, 0 or -1, is all of it.
+        nd.clear();
+    }
     reduced_shape(shape, &nd, keepdim)
 }
 

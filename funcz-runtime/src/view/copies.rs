@@ -48,6 +48,7 @@ impl<T: Scalar> Tensor<T> {
     #[track_caller]
     pub fn t_copy(&self) -> Tensor<T> {
         let l = shape::t_layout("t_copy", &self.layout);
+        crate::storage::check_alloc::<T>("t_copy", &l.shape);
         op("t_copy", || vec![ten(self)], || materialize(self, &l))
     }
 
@@ -56,6 +57,7 @@ impl<T: Scalar> Tensor<T> {
     pub fn transpose_copy(&self, d0: impl AsI64, d1: impl AsI64) -> Tensor<T> {
         let (d0, d1) = (d0.as_i64(), d1.as_i64());
         let l = shape::transpose_layout("transpose_copy", &self.layout, d0, d1);
+        crate::storage::check_alloc::<T>("transpose_copy", &l.shape);
         op(
             "transpose_copy",
             || vec![ten(self), int(d0), int(d1)],
@@ -68,6 +70,7 @@ impl<T: Scalar> Tensor<T> {
     pub fn permute_copy(&self, dims: impl IntoShape) -> Tensor<T> {
         let dims = dims.into_shape();
         let l = shape::permute_layout("permute_copy", &self.layout, &dims);
+        crate::storage::check_alloc::<T>("permute_copy", &l.shape);
         op(
             "permute_copy",
             || vec![ten(self), Arg::Ints(dims.clone())],
@@ -82,6 +85,7 @@ impl<T: Scalar> Tensor<T> {
         let (dim, start, length) = (dim.as_i64(), start.as_i64(), length.as_i64());
         let (s, e) = shape::narrow_bounds("narrow_copy", &self.layout, dim, start, length);
         let l = shape::narrow_layout("narrow_copy", &self.layout, dim, start, length);
+        crate::storage::check_alloc::<T>("narrow_copy", &l.shape);
         op(
             "slice_copy",
             || vec![ten(self), int(dim), int(s), int(e), int(1)],
@@ -100,6 +104,7 @@ impl<T: Scalar> Tensor<T> {
     ) -> Tensor<T> {
         let (dim, start, end, step) = (dim.as_i64(), start.as_i64(), end.as_i64(), step.as_i64());
         let l = shape::slice_layout("slice_copy", &self.layout, dim, start, end, step);
+        crate::storage::check_alloc::<T>("slice_copy", &l.shape);
         op(
             "slice_copy",
             || vec![ten(self), int(dim), int(start), int(end), int(step)],
@@ -112,6 +117,7 @@ impl<T: Scalar> Tensor<T> {
     pub fn select_copy(&self, dim: impl AsI64, index: impl AsI64) -> Tensor<T> {
         let (dim, index) = (dim.as_i64(), index.as_i64());
         let l = shape::select_layout("select_copy", &self.layout, dim, index);
+        crate::storage::check_alloc::<T>("select_copy", &l.shape);
         op(
             "select_copy",
             || vec![ten(self), int(dim), int(index)],
@@ -129,6 +135,7 @@ impl<T: Scalar> Tensor<T> {
     ) -> Tensor<T> {
         let (offset, dim1, dim2) = (offset.as_i64(), dim1.as_i64(), dim2.as_i64());
         let l = shape::diagonal_layout("diagonal_copy", &self.layout, offset, dim1, dim2);
+        crate::storage::check_alloc::<T>("diagonal_copy", &l.shape);
         op(
             "diagonal_copy",
             || vec![ten(self), int(offset), int(dim1), int(dim2)],
@@ -140,6 +147,7 @@ impl<T: Scalar> Tensor<T> {
     #[track_caller]
     pub fn squeeze_copy(&self) -> Tensor<T> {
         let l = shape::squeeze_layout("squeeze_copy", &self.layout);
+        crate::storage::check_alloc::<T>("squeeze_copy", &l.shape);
         op("squeeze_copy", || vec![ten(self)], || materialize(self, &l))
     }
 
@@ -149,6 +157,7 @@ impl<T: Scalar> Tensor<T> {
     pub fn squeeze_dim_copy(&self, dim: impl AsI64) -> Tensor<T> {
         let dim = dim.as_i64();
         let l = shape::squeeze_dim_layout("squeeze_dim_copy", &self.layout, dim);
+        crate::storage::check_alloc::<T>("squeeze_dim_copy", &l.shape);
         op(
             "squeeze_copy",
             || vec![ten(self), int(dim)],
@@ -161,6 +170,7 @@ impl<T: Scalar> Tensor<T> {
     pub fn unsqueeze_copy(&self, dim: impl AsI64) -> Tensor<T> {
         let dim = dim.as_i64();
         let l = shape::unsqueeze_layout("unsqueeze_copy", &self.layout, dim);
+        crate::storage::check_alloc::<T>("unsqueeze_copy", &l.shape);
         op(
             "unsqueeze_copy",
             || vec![ten(self), int(dim)],
@@ -174,6 +184,7 @@ impl<T: Scalar> Tensor<T> {
     pub fn expand_copy(&self, shape: impl IntoShape) -> Tensor<T> {
         let shape = shape.into_shape();
         let l = shape::expand_layout("expand_copy", &self.layout, &shape);
+        crate::storage::check_alloc::<T>("expand_copy", &l.shape);
         op(
             "expand_copy",
             || vec![ten(self), Arg::Ints(shape.clone())],
@@ -186,6 +197,7 @@ impl<T: Scalar> Tensor<T> {
     pub fn unfold_copy(&self, dim: impl AsI64, size: impl AsI64, step: impl AsI64) -> Tensor<T> {
         let (dim, size, step) = (dim.as_i64(), size.as_i64(), step.as_i64());
         let l = shape::unfold_layout("unfold_copy", &self.layout, dim, size, step);
+        crate::storage::check_alloc::<T>("unfold_copy", &l.shape);
         op(
             "unfold_copy",
             || vec![ten(self), int(dim), int(size), int(step)],
@@ -209,6 +221,7 @@ impl<T: Scalar> Tensor<T> {
         );
         let l =
             shape::as_strided_layout("as_strided_copy", self.storage.len(), &size, &stride, off);
+        crate::storage::check_alloc::<T>("as_strided_copy", &l.shape);
         op(
             "as_strided_copy",
             || {

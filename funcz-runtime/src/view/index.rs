@@ -55,34 +55,34 @@ macro_rules! int_items {
     ($($t:ty),*) => {$(
         impl IntoIndexItem for $t {
             fn into_item(self) -> IndexItem {
-                IndexItem::Select(self as i64)
+                IndexItem::Select(crate::args::AsI64::as_i64(self))
             }
         }
         impl IntoIndexItem for Range<$t> {
             fn into_item(self) -> IndexItem {
-                IndexItem::Slice(self.start as i64, self.end as i64)
+                IndexItem::Slice(crate::args::AsI64::as_i64(self.start), crate::args::AsI64::as_i64(self.end))
             }
         }
         impl IntoIndexItem for RangeFrom<$t> {
             fn into_item(self) -> IndexItem {
-                IndexItem::Slice(self.start as i64, i64::MAX)
+                IndexItem::Slice(crate::args::AsI64::as_i64(self.start), i64::MAX)
             }
         }
         impl IntoIndexItem for RangeTo<$t> {
             fn into_item(self) -> IndexItem {
-                IndexItem::Slice(0, self.end as i64)
+                IndexItem::Slice(0, crate::args::AsI64::as_i64(self.end))
             }
         }
         impl IntoIndexItem for RangeInclusive<$t> {
             fn into_item(self) -> IndexItem {
-                let end = *self.end() as i64;
-                IndexItem::Slice(*self.start() as i64, if end == -1 { i64::MAX } else { end + 1 })
+                let end = crate::args::AsI64::as_i64(*self.end());
+                IndexItem::Slice(crate::args::AsI64::as_i64(*self.start()), if end == -1 { i64::MAX } else { end.saturating_add(1) })
             }
         }
         impl IntoIndexItem for RangeToInclusive<$t> {
             fn into_item(self) -> IndexItem {
-                let end = self.end as i64;
-                IndexItem::Slice(0, if end == -1 { i64::MAX } else { end + 1 })
+                let end = crate::args::AsI64::as_i64(self.end);
+                IndexItem::Slice(0, if end == -1 { i64::MAX } else { end.saturating_add(1) })
             }
         }
         impl TensorIndex for $t {

@@ -94,6 +94,7 @@ impl<T: Scalar> Tensor<T> {
         );
         let args = vec![Arg::Ints(size.clone()), Arg::Ints(stride.clone()), int(off)];
         let l = shape::as_strided_layout("as_strided_", self.storage.len(), &size, &stride, off);
+        crate::storage::checked_view_bytes::<T>("as_strided_", &l.shape);
         self.relayout_("as_strided_", args, l)
     }
 
@@ -115,6 +116,7 @@ impl<T: Scalar> Tensor<T> {
         // Grows the storage (if needed) before recording, as the op did.
         let needed = if l.numel() == 0 { 0 } else { l.storage_end() };
         if self.storage.len() < needed {
+            crate::storage::check_alloc::<T>("resize_", &[needed]);
             let mut data = self.storage.write();
             if data.len() < needed {
                 data.resize(needed, T::default());

@@ -124,7 +124,7 @@ pub fn view_strides(l: &Layout, new_shape: &[usize]) -> Option<Dims> {
     if old_shape.is_empty() {
         return Some(new_shape.iter().map(|_| 1).collect());
     }
-    let numel: usize = old_shape.iter().product();
+    let numel = l.numel();
     if numel == 0 && old_shape == new_shape {
         return Some(l.strides);
     }
@@ -133,7 +133,7 @@ pub fn view_strides(l: &Layout, new_shape: &[usize]) -> Option<Dims> {
         let mut acc = 1usize;
         for d in (0..new_shape.len()).rev() {
             new_strides[d] = acc;
-            acc *= new_shape[d].max(1);
+            acc = acc.saturating_mul(new_shape[d].max(1));
         }
         return Some(new_strides);
     }
@@ -143,12 +143,14 @@ pub fn view_strides(l: &Layout, new_shape: &[usize]) -> Option<Dims> {
     let mut view_numel = 1usize;
     for tensor_d in (0..old_shape.len()).rev() {
         tensor_numel *= old_shape[tensor_d];
+        // A stride past usize (a size-1 dim's stride may be anything) is
+        // a chunk boundary, and a new stride past usize is no view.
         let chunk_ends = tensor_d == 0
             || (old_shape[tensor_d - 1] != 1
-                && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride);
+                && Some(old_strides[tensor_d - 1]) != tensor_numel.checked_mul(chunk_base_stride));
         if chunk_ends {
             while view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d as usize] == 1) {
-                new_strides[view_d as usize] = view_numel * chunk_base_stride;
+                new_strides[view_d as usize] = view_numel.checked_mul(chunk_base_stride)?;
                 view_numel *= new_shape[view_d as usize];
                 view_d -= 1;
             }
@@ -317,7 +319,23 @@ pub fn slice_layout(op: &str, l: &Layout, dim: i64, start: i64, end: i64, step: 
     Layout {
         shape,
         strides,
-        offset: l.offset + s * l.strides[d],
+        offset: moved_offset(op, l, s, l.strides[d]),
+    }
+}
+
+/// `l.offset + k * stride`, checked: a panic naming `op` if it overflows
+/// (only an empty view, whose strides may be anything, can get there).
+#[track_caller]
+fn moved_offset(op: &str, l: &Layout, k: usize, stride: usize) -> usize {
+    match k.checked_mul(stride).and_then(|x| x.checked_add(l.offset)) {
+        Some(o) => o,
+        None => panic!(
+            "funcz: {op}: storage offset overflow: offset {} + {k} * stride {stride} (tensor of \
+             shape {:?}, strides {:?})",
+            l.offset,
+            &l.shape[..],
+            &l.strides[..]
+        ),
     }
 }
 
@@ -391,7 +409,7 @@ pub fn select_index(op: &str, l: &Layout, dim: i64, index: i64) -> (usize, usize
 pub fn select_layout(op: &str, l: &Layout, dim: i64, index: i64) -> Layout {
     let (d, i) = select_index(op, l, dim, index);
     let mut out = *l;
-    out.offset += i * l.strides[d];
+    out.offset = moved_offset(op, l, i, l.strides[d]);
     out.shape.remove(d);
     out.strides.remove(d);
     out
@@ -420,9 +438,9 @@ pub fn diagonal_layout(op: &str, l: &Layout, offset: i64, dim1: i64, dim2: i64) 
     let mut out = *l;
     if diag > 0 {
         if offset >= 0 {
-            out.offset += offset as usize * l.strides[d2];
+            out.offset = moved_offset(op, l, offset as usize, l.strides[d2]);
         } else {
-            out.offset += offset.unsigned_abs() as usize * l.strides[d1];
+            out.offset = moved_offset(op, l, offset.unsigned_abs() as usize, l.strides[d1]);
         }
     }
     let (hi, lo) = (d1.max(d2), d1.min(d2));
@@ -431,7 +449,8 @@ pub fn diagonal_layout(op: &str, l: &Layout, offset: i64, dim1: i64, dim2: i64) 
     out.strides.remove(hi);
     out.strides.remove(lo);
     out.shape.push(diag);
-    out.strides.push(l.strides[d1] + l.strides[d2]);
+    out.strides
+        .push(l.strides[d1].saturating_add(l.strides[d2]));
     out
 }
 
@@ -480,7 +499,8 @@ pub fn unsqueeze_layout(op: &str, l: &Layout, dim: i64) -> Layout {
     let stride = if d >= l.ndim() {
         1
     } else {
-        l.shape[d] * l.strides[d]
+        // The new dim has size 1, so its stride only has to be defined.
+        l.shape[d].saturating_mul(l.strides[d])
     };
     let mut out = *l;
     out.shape.insert(d, 1);
@@ -512,7 +532,7 @@ pub fn expand_layout(op: &str, l: &Layout, shape: &[i64]) -> Layout {
         let (mut size, mut stride) = match existing {
             Some(d) => (l.shape[d], l.strides[d]),
             None if tdim == 0 => (1, 0),
-            None if i + 1 < ndim => (1, sizes[i + 1] * strides[i + 1]),
+            None if i + 1 < ndim => (1, sizes[i + 1].saturating_mul(strides[i + 1])),
             None => (1, 1),
         };
         let mut target = shape[i];
@@ -549,6 +569,7 @@ pub fn expand_layout(op: &str, l: &Layout, shape: &[i64]) -> Layout {
         sizes[i] = size;
         strides[i] = stride;
     }
+    crate::storage::checked_view_numel(op, &sizes);
     Layout {
         shape: sizes,
         strides,
@@ -582,10 +603,25 @@ pub fn unfold_layout(op: &str, l: &Layout, dim: i64, size: i64, step: i64) -> La
         out.strides.push(1);
         return out;
     }
+    // The window stride is step * stride in int64, as PyTorch: a product
+    // that wraps negative is refused (PyTorch: "Negative strides are not
+    // supported"); one that wraps positive only happens with a single
+    // window (step past the size), whose stride is never used.
+    let stride = step.wrapping_mul(l.strides[d] as i64);
+    if stride < 0 {
+        panic!(
+            "funcz: {op}: the window stride step {step} x stride {} of dimension {d} overflows \
+             int64 to the negative stride {stride} (tensor shape {:?})",
+            l.strides[d],
+            &l.shape[..]
+        );
+    }
+    let stride = stride as usize;
     out.shape[d] = ((max - size) / step + 1) as usize;
-    out.strides[d] = (step as usize).saturating_mul(l.strides[d]);
+    out.strides[d] = stride;
     out.shape.push(size as usize);
     out.strides.push(l.strides[d]);
+    crate::storage::checked_view_numel(op, &out.shape);
     out
 }
 
@@ -628,6 +664,7 @@ pub fn as_strided_layout(
         offset: storage_offset as usize,
     };
     if l.shape.contains(&0) {
+        crate::storage::checked_view_numel(op, &l.shape);
         return l;
     }
     // One past the last element, without overflowing on absurd inputs.
@@ -640,7 +677,11 @@ pub fn as_strided_layout(
         })
         .and_then(|x| x.checked_add(1));
     match end {
-        Some(end) if end <= storage_len => l,
+        Some(end) if end <= storage_len => {
+            // In bounds with stride 0 (PyTorch checks the storage first).
+            crate::storage::checked_view_numel(op, &l.shape);
+            l
+        }
         _ => panic!(
             "funcz: {op}: size {size:?}, stride {stride:?} and storage offset {storage_offset} \
              need a storage of {} elements, out of bounds for a storage of {storage_len} elements",
@@ -684,9 +725,10 @@ pub fn split_bounds(
         );
     }
     let count = if s == 0 { 1 } else { n.div_ceil(s).max(1) };
-    let windows = (0..count)
-        .map(|k| (k * s, ((k + 1) * s).min(n).max(k * s)))
-        .collect();
+    let mut windows = crate::storage::reserve_items(op, &l.shape, count);
+    // k * s < n for every k < count, and (k + 1) * s may pass usize only
+    // for the last window, which ends at n.
+    windows.extend((0..count).map(|k| (k * s, (k * s).saturating_add(s).min(n))));
     (d, windows)
 }
 
@@ -694,10 +736,13 @@ pub fn split_bounds(
 #[track_caller]
 pub fn split_layouts(op: &str, l: &Layout, split_size: i64, dim: i64) -> Vec<Layout> {
     let (d, windows) = split_bounds(op, l, split_size, dim);
-    windows
-        .into_iter()
-        .map(|(s, e)| slice_layout(op, l, d as i64, s as i64, e as i64, 1))
-        .collect()
+    let mut out = crate::storage::reserve_items(op, &l.shape, windows.len());
+    out.extend(
+        windows
+            .into_iter()
+            .map(|(s, e)| slice_layout(op, l, d as i64, s as i64, e as i64, 1)),
+    );
+    out
 }
 
 /// The `split_size` that `chunk(chunks, dim)` uses: `ceil(size / chunks)`
@@ -726,7 +771,9 @@ pub fn chunk_layouts(op: &str, l: &Layout, chunks: i64, dim: i64) -> Vec<Layout>
     let d = wrap_dim(op, dim, l.ndim(), &l.shape);
     if l.shape[d] == 0 {
         let piece = slice_layout(op, l, d as i64, 0, 0, 1);
-        return vec![piece; chunks as usize];
+        let mut out = crate::storage::reserve_items(op, &l.shape, chunks as usize);
+        out.resize(chunks as usize, piece);
+        return out;
     }
     split_layouts(op, l, s as i64, dim)
 }
@@ -738,9 +785,9 @@ pub fn unbind_layouts(op: &str, l: &Layout, dim: i64) -> Vec<Layout> {
         panic!("funcz: {op}: dimension specified as {dim} but tensor has no dimensions");
     }
     let d = wrap_dim(op, dim, l.ndim(), &l.shape);
-    (0..l.shape[d])
-        .map(|k| select_layout(op, l, d as i64, k as i64))
-        .collect()
+    let mut out = crate::storage::reserve_items(op, &l.shape, l.shape[d]);
+    out.extend((0..l.shape[d]).map(|k| select_layout(op, l, d as i64, k as i64)));
+    out
 }
 
 // ---------------------------------------------------------------------------
@@ -764,6 +811,7 @@ pub fn resize_layout(op: &str, l: &Layout, shape: &[i64]) -> Layout {
     }
     check_rank(op, shape.len(), &shape);
     let shape: Dims = shape.iter().map(|&n| n as usize).collect();
+    crate::storage::checked_numel(op, &shape);
     Layout {
         shape,
         strides: contiguous_strides(&shape),

@@ -70,6 +70,7 @@ impl<T: Scalar> Tensor<T> {
             ),
             None => {
                 let dims = shape::infer_size(name, &shape, self.numel());
+                crate::storage::check_alloc::<T>(name, &dims);
                 op(
                     "reshape",
                     || vec![ten(self), Arg::Ints(shape.clone())],
@@ -98,6 +99,9 @@ impl<T: Scalar> Tensor<T> {
     /// contiguous copy. Recorded as `contiguous`.
     #[track_caller]
     pub fn contiguous(&self) -> Tensor<T> {
+        if !self.layout.is_contiguous() {
+            crate::storage::check_alloc::<T>("contiguous", self.shape());
+        }
         op(
             "contiguous",
             || vec![ten(self)],
@@ -272,6 +276,7 @@ impl<T: Scalar> Tensor<T> {
     pub fn expand(&self, shape: impl IntoShape) -> Tensor<T> {
         let shape = shape.into_shape();
         let l = shape::expand_layout("expand", &self.layout, &shape);
+        crate::storage::checked_view_bytes::<T>("expand", &l.shape);
         op(
             "expand",
             || vec![ten(self), Arg::Ints(shape.clone())],
@@ -285,6 +290,7 @@ impl<T: Scalar> Tensor<T> {
     pub fn unfold(&self, dim: impl AsI64, size: impl AsI64, step: impl AsI64) -> Tensor<T> {
         let (dim, size, step) = (dim.as_i64(), size.as_i64(), step.as_i64());
         let l = shape::unfold_layout("unfold", &self.layout, dim, size, step);
+        crate::storage::checked_view_bytes::<T>("unfold", &l.shape);
         op(
             "unfold",
             || vec![ten(self), int(dim), int(size), int(step)],
@@ -308,6 +314,7 @@ impl<T: Scalar> Tensor<T> {
             storage_offset.as_i64(),
         );
         let l = shape::as_strided_layout("as_strided", self.storage.len(), &size, &stride, off);
+        crate::storage::checked_view_bytes::<T>("as_strided", &l.shape);
         op(
             "as_strided",
             || {
