@@ -1012,6 +1012,17 @@ impl<T: Element> Tensor<T> {
         if inplace {
             check_writable(op, &self.layout);
         }
+        // Checked here, at the caller's line (not in the closure below).
+        if let OperandRef::Tensor(v) = vals {
+            let got = broadcast(op, "values", &target, v.shape());
+            if got != target {
+                panic!(
+                    "funcz: {op}: shape mismatch: value tensor of shape {:?} cannot be \
+                     broadcast to indexing result of shape {target:?}",
+                    v.shape()
+                );
+            }
+        }
         // One op in the trace (the permutes inside are how it is computed,
         // not ops of the program): the present index tensors, then the
         // dimensions they index as a fifth argument.
@@ -1049,7 +1060,7 @@ impl<T: Element> Tensor<T> {
         b: &[usize],
         target: &[usize],
     ) -> Tensor<T> {
-        let (op, nd) = (if inplace { "index_put_" } else { "index_put" }, self.dim());
+        let nd = self.dim();
         let xp = self.permute(perm);
         let put = |v: OperandRef<'_, T>| -> Tensor<T> {
             match (inplace, v) {
@@ -1062,14 +1073,6 @@ impl<T: Element> Tensor<T> {
         let out = match vals {
             OperandRef::Scalar(_) => put(vals),
             OperandRef::Tensor(v) => {
-                let got = broadcast(op, "values", target, v.shape());
-                if got != target {
-                    panic!(
-                        "funcz: {op}: shape mismatch: value tensor of shape {:?} cannot be \
-                         broadcast to indexing result of shape {target:?}",
-                        v.shape()
-                    );
-                }
                 let ve = v.expand(target);
                 let ve = if adjacent && first > 0 {
                     // The broadcast index dims to the front, as in `xp`.
