@@ -168,6 +168,12 @@ impl<T: Scalar> Tensor<T> {
         check_vector_index(op, index);
         let l = at_least_1d(&self.layout);
         let pos = positions(op, index, d, l.shape[d], false);
+        if self.dim() == 0 && pos.len() != 1 {
+            panic!(
+                "funcz: index_select(): Index to scalar can have only 1 value, got {} value(s)",
+                pos.len()
+            );
+        }
         trace::op(
             op,
             || vec![self.to_arg(), Arg::Int(dim), index.to_arg()],
@@ -192,12 +198,10 @@ impl<T: Scalar> Tensor<T> {
                         out.extend(gather_from(&g, &w));
                     }
                 }
+                // A 0-d tensor stays 0-d (its one index selects it), as
+                // in PyTorch.
                 let mut shape = self.shape().to_vec();
-                if shape.is_empty() {
-                    if index.dim() == 1 {
-                        shape.push(pos.len());
-                    }
-                } else {
+                if !shape.is_empty() {
                     shape[d] = pos.len();
                 }
                 Tensor::from_contiguous(out, &shape)
