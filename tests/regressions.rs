@@ -12,7 +12,7 @@ mod common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use common::{check, iota};
+use common::{check, check_values, iota};
 use funcz::Tensor;
 
 /// The panic message of `f`, which must panic.
@@ -962,4 +962,33 @@ fn relaid_out_view_mutated_after_a_helper_write_through_a_temporary_view() {
         y.to_vec(),
         vec![-1.5, 0.5, 1.5, 2.5, 2.5, 4.5, 5.5, 6.5, 6.5, 8.5, 9.5, 10.5]
     );
+}
+
+// An input re-laid-out by `transpose_` and `squeeze_`, then written by a
+// helper the macro cannot see into: its value and the caller's tensor
+// name the same elements with other strides along a size-1 dimension, and
+// the exit's write-back `copy_` was refused as a partial overlap.
+// (funcz-difftest, seed 3002, program 1289.)
+variants!(squeezed_input_to_helper, squeezed_input_to_helper_f, squeezed_input_to_helper_fv;
+    fn (x: &mut Tensor) -> Tensor {
+    x.transpose_(-1, 0);
+    x.squeeze_();
+    fill_first(x);
+    x.clone()
+});
+
+#[test]
+fn squeezed_input_written_by_a_helper_is_written_back() {
+    check_values("squeezed_input_to_helper", &[iota(&[1, 3])], |v, x| {
+        vec![[
+            squeezed_input_to_helper,
+            squeezed_input_to_helper_f,
+            squeezed_input_to_helper_fv,
+        ][v](&mut x[0])]
+    });
+    let mut x = iota(&[1, 3]);
+    let y = squeezed_input_to_helper_f(&mut x);
+    assert_eq!(y.to_vec(), vec![-1.0, 1.0, 2.0]);
+    assert_eq!(x.shape(), &[3]);
+    assert_eq!(x.to_vec(), vec![-1.0, 1.0, 2.0]);
 }

@@ -230,9 +230,11 @@ pub fn write_back<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
         if value.id == dst.id {
             return;
         }
-        if value.layout == dst.layout {
-            // Nothing to copy: only a recording trace needs to see it (and
-            // then the node's output, a handle of `dst`).
+        if same_elements(&value.layout, &dst.layout) {
+            // Nothing to copy (the same elements in the same order; the
+            // strides of size-1 dims may differ): only a recording trace
+            // needs to see it (and then the node's output, a handle of
+            // `dst`).
             if crate::trace::is_recording() {
                 crate::trace::op(
                     "copy_",
@@ -244,6 +246,19 @@ pub fn write_back<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
         }
     }
     dst.copy_(value);
+}
+
+/// True if two layouts of one storage name the same elements in the same
+/// order: the same shape and offset, and the same strides along every
+/// dimension of more than one element (a size-1 dimension's stride is
+/// never used to address an element).
+fn same_elements(a: &crate::layout::Layout, b: &crate::layout::Layout) -> bool {
+    a.shape == b.shape
+        && a.offset == b.offset
+        && a.shape
+            .iter()
+            .zip(a.strides.iter().zip(b.strides.iter()))
+            .all(|(&n, (sa, sb))| n < 2 || sa == sb)
 }
 
 /// What an owned input's hidden caller handle becomes once the body assigns
