@@ -746,61 +746,6 @@ pub fn update_view<T: Element, A>(
     inplace: impl FnOnce(&Tensor<T>, A),
     functional_op: impl FnOnce(&Tensor<T>, A) -> Tensor<T>,
 ) {
-    // Only this wrapper is instantiated per call site (its closures are
-    // the site's); the update around the op is generic over the element
-    // type alone, and compiled once in this crate for f32 (see `apply`).
-    let (view, plan) = update_view_begin(root, rstate, meta, mode);
-    let new = if plan.donate {
-        inplace(&view, args);
-        None
-    } else {
-        Some(functional_op(&view, args))
-    };
-    update_view_end(op, functional, root, rstate, view, new, plan, mode);
-}
-
-/// How an [`update_view`] runs its op on the view it made.
-struct ViewPlan {
-    /// The view's state, unless it is a window of a root buffer nobody
-    /// else can observe (then `donate` is true).
-    state: Option<Tracked>,
-    recording: bool,
-    meta: ViewMeta,
-    /// The in-place op runs on the view (else the functional op).
-    donate: bool,
-}
-
-/// The view an [`update_view`] runs its op on, and how.
-fn update_view_begin<T: Element>(
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
-    meta: ViewMeta,
-    mode: Mode,
-) -> (Tensor<T>, ViewPlan) {
-    if const { is_f32::<T>() } {
-        let (v, plan) = update_view_begin_f32(cast_mut(root), rstate, meta, mode);
-        (cast_own(v), plan)
-    } else {
-        update_view_begin_any(root, rstate, meta, mode)
-    }
-}
-
-#[inline(never)]
-fn update_view_begin_f32(
-    root: &mut Tensor<f32>,
-    rstate: &mut Tracked,
-    meta: ViewMeta,
-    mode: Mode,
-) -> (Tensor<f32>, ViewPlan) {
-    update_view_begin_any(root, rstate, meta, mode)
-}
-
-fn update_view_begin_any<T: Element>(
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
-    meta: ViewMeta,
-    mode: Mode,
-) -> (Tensor<T>, ViewPlan) {
     // Copies mode, untraced: the temporary view is never observable (only
     // the root's new value is), so writing through it gives the values the
     // `*_copy` + scatter would, without the copy.
@@ -812,88 +757,8 @@ fn update_view_begin_any<T: Element>(
         && !rstate.orig.overlaps
         && super::can_donate_root(root, rstate)
     {
-        let v = meta.forward(root, Mode::Views);
-        let plan = ViewPlan {
-            state: None,
-            recording,
-            meta,
-            donate: true,
-        };
-        return (v, plan);
-    }
-    let (v, state) = view(root, rstate, meta, mode);
-    let donate = super::can_donate_alias(root, rstate, &v, &state);
-    let plan = ViewPlan {
-        state: Some(state),
-        recording,
-        meta: ViewMeta::Alias,
-        donate,
-    };
-    (v, plan)
-}
-
-/// Commits the op an [`update_view`] ran on `view`: in place, or giving
-/// the functional op's value `new`.
-#[allow(clippy::too_many_arguments)]
-fn update_view_end<T: Element>(
-    op: &str,
-    functional: &'static str,
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
-    view: Tensor<T>,
-    new: Option<Tensor<T>>,
-    plan: ViewPlan,
-    mode: Mode,
-) {
-    if const { is_f32::<T>() } {
-        update_view_end_f32(
-            op,
-            functional,
-            cast_mut(root),
-            rstate,
-            cast_own(view),
-            cast_own(new),
-            plan,
-            mode,
-        );
-    } else {
-        update_view_end_any(op, functional, root, rstate, view, new, plan, mode);
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-fn update_view_end_f32(
-    op: &str,
-    functional: &'static str,
-    root: &mut Tensor<f32>,
-    rstate: &mut Tracked,
-    view: Tensor<f32>,
-    new: Option<Tensor<f32>>,
-    plan: ViewPlan,
-    mode: Mode,
-) {
-    update_view_end_any(op, functional, root, rstate, view, new, plan, mode)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn update_view_end_any<T: Element>(
-    op: &str,
-    functional: &'static str,
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
-    mut v: Tensor<T>,
-    new: Option<Tensor<T>>,
-    plan: ViewPlan,
-    mode: Mode,
-) {
-    let ViewPlan {
-        state,
-        recording,
-        meta,
-        donate: _,
-    } = plan;
-    let Some(mut s) = state else {
+        let mut v = meta.forward(root, Mode::Views);
+        inplace(&v, args);
         if !recording {
             // What `reverse_in_place` below does here, minus the trace:
             // `root` and `v` are the buffer's only handles (and the
@@ -918,10 +783,14 @@ fn update_view_end_any<T: Element>(
         }
         rstate.generation += 1;
         return;
-    };
-    match new {
-        None => commit_donated(op, functional, root, rstate, &mut v, &mut s, mode),
-        Some(new) => commit(op, root, rstate, &mut v, &mut s, new, mode),
+    }
+    let (mut v, mut s) = view(root, rstate, meta, mode);
+    if super::can_donate_alias(root, rstate, &v, &s) {
+        inplace(&v, args);
+        commit_donated(op, functional, root, rstate, &mut v, &mut s, mode);
+    } else {
+        let new = functional_op(&v, args);
+        commit(op, root, rstate, &mut v, &mut s, new, mode);
     }
 }
 
