@@ -40,6 +40,7 @@ use std::sync::Arc;
 use crate::element::Element;
 use crate::tensor::Tensor;
 
+use super::apply::{cast_ref, is_f32};
 use super::tracked::Tracked;
 
 /// True if a functional update of `t` may write its result into `t`'s own
@@ -95,6 +96,30 @@ fn sole_row_major<T: Element>(t: &Tensor<T>, extra: usize) -> bool {
 ///   window already written, so the write-back records its scatter without
 ///   copying.
 pub fn can_donate_alias<T: Element>(
+    root: &Tensor<T>,
+    rstate: &Tracked,
+    value: &Tensor<T>,
+    state: &Tracked,
+) -> bool {
+    if const { is_f32::<T>() } {
+        can_donate_alias_f32(cast_ref(root), rstate, cast_ref(value), state)
+    } else {
+        can_donate_alias_any(root, rstate, value, state)
+    }
+}
+
+#[inline(never)]
+fn can_donate_alias_f32(
+    root: &Tensor<f32>,
+    rstate: &Tracked,
+    value: &Tensor<f32>,
+    state: &Tracked,
+) -> bool {
+    can_donate_alias_any(root, rstate, value, state)
+}
+
+/// The generic body of [`can_donate_alias`].
+fn can_donate_alias_any<T: Element>(
     root: &Tensor<T>,
     rstate: &Tracked,
     value: &Tensor<T>,

@@ -19,6 +19,7 @@
 //! crates, and documented so that a reader of an expansion knows what each
 //! call does.
 
+mod apply;
 mod chain;
 mod donate;
 mod exit;

@@ -10,6 +10,7 @@ use crate::tensor::Tensor;
 use crate::view::InPlace;
 
 use super::Mode;
+use super::apply::{cast_mut, cast_own, cast_ref, is_f32};
 use super::chain::{replay, writeback, writeback_into};
 use super::meta::{MultiMeta, ViewMeta};
 
@@ -326,6 +327,33 @@ pub fn view<T: Element>(
     meta: ViewMeta,
     mode: Mode,
 ) -> (Tensor<T>, Tracked) {
+    if const { is_f32::<T>() } {
+        {
+            let (v, s) = view_f32(cast_ref(parent), pstate, meta, mode);
+            (cast_own(v), s)
+        }
+    } else {
+        view_any(parent, pstate, meta, mode)
+    }
+}
+
+#[inline(never)]
+fn view_f32(
+    parent: &Tensor<f32>,
+    pstate: &Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+) -> (Tensor<f32>, Tracked) {
+    view_any(parent, pstate, meta, mode)
+}
+
+/// The generic body of [`view`].
+fn view_any<T: Element>(
+    parent: &Tensor<T>,
+    pstate: &Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+) -> (Tensor<T>, Tracked) {
     if meta.is_maybe_view() {
         let as_view = match &meta {
             ViewMeta::Reshape(s) => ViewMeta::View(s.clone()),
@@ -397,6 +425,20 @@ pub fn view<T: Element>(
 /// The value of `meta(parent)` for a view that is only read (never
 /// mutated or bound): a view or a `*_copy` by mode.
 pub fn view_value<T: Element>(parent: &Tensor<T>, meta: ViewMeta, mode: Mode) -> Tensor<T> {
+    if const { is_f32::<T>() } {
+        cast_own(view_value_f32(cast_ref(parent), meta, mode))
+    } else {
+        view_value_any(parent, meta, mode)
+    }
+}
+
+#[inline(never)]
+fn view_value_f32(parent: &Tensor<f32>, meta: ViewMeta, mode: Mode) -> Tensor<f32> {
+    view_value_any(parent, meta, mode)
+}
+
+/// The generic body of [`view_value`].
+fn view_value_any<T: Element>(parent: &Tensor<T>, meta: ViewMeta, mode: Mode) -> Tensor<T> {
     match meta {
         ViewMeta::Reshape(s) => match mode {
             Mode::Views => parent.reshape(s.as_slice()),
@@ -471,6 +513,32 @@ pub fn sync<T: Element>(
     rstate: &Tracked,
     mode: Mode,
 ) {
+    if const { is_f32::<T>() } {
+        sync_f32(cast_mut(value), state, cast_ref(root), rstate, mode)
+    } else {
+        sync_any(value, state, root, rstate, mode)
+    }
+}
+
+#[inline(never)]
+fn sync_f32(
+    value: &mut Tensor<f32>,
+    state: &mut Tracked,
+    root: &Tensor<f32>,
+    rstate: &Tracked,
+    mode: Mode,
+) {
+    sync_any(value, state, root, rstate, mode)
+}
+
+/// The generic body of [`sync`].
+fn sync_any<T: Element>(
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    root: &Tensor<T>,
+    rstate: &Tracked,
+    mode: Mode,
+) {
     if let Some(c) = &state.detached {
         if !c.head && c.writes.load(Ordering::Relaxed) != c.seen {
             refuse_copy_view("read");
@@ -531,6 +599,44 @@ pub fn commit<T: Element>(
     new: Tensor<T>,
     mode: Mode,
 ) {
+    if const { is_f32::<T>() } {
+        commit_f32(
+            op,
+            cast_mut(root),
+            rstate,
+            cast_mut(value),
+            state,
+            cast_own(new),
+            mode,
+        )
+    } else {
+        commit_any(op, root, rstate, value, state, new, mode)
+    }
+}
+
+#[inline(never)]
+fn commit_f32(
+    op: &str,
+    root: &mut Tensor<f32>,
+    rstate: &mut Tracked,
+    value: &mut Tensor<f32>,
+    state: &mut Tracked,
+    new: Tensor<f32>,
+    mode: Mode,
+) {
+    commit_any(op, root, rstate, value, state, new, mode)
+}
+
+/// The generic body of [`commit`].
+fn commit_any<T: Element>(
+    op: &str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    new: Tensor<T>,
+    mode: Mode,
+) {
     check_overlap(op, &state.orig);
     *value = new;
     commit_value(op, root, rstate, value, state, false, mode);
@@ -545,6 +651,44 @@ pub fn commit<T: Element>(
 /// them hold, the window already holds the new data and the write-back only
 /// records its scatter.
 pub fn commit_donated<T: Element>(
+    op: &str,
+    functional: &'static str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    mode: Mode,
+) {
+    if const { is_f32::<T>() } {
+        commit_donated_f32(
+            op,
+            functional,
+            cast_mut(root),
+            rstate,
+            cast_mut(value),
+            state,
+            mode,
+        )
+    } else {
+        commit_donated_any(op, functional, root, rstate, value, state, mode)
+    }
+}
+
+#[inline(never)]
+fn commit_donated_f32(
+    op: &str,
+    functional: &'static str,
+    root: &mut Tensor<f32>,
+    rstate: &mut Tracked,
+    value: &mut Tensor<f32>,
+    state: &mut Tracked,
+    mode: Mode,
+) {
+    commit_donated_any(op, functional, root, rstate, value, state, mode)
+}
+
+/// The generic body of [`commit_donated`].
+fn commit_donated_any<T: Element>(
     op: &str,
     functional: &'static str,
     root: &mut Tensor<T>,
@@ -752,6 +896,49 @@ pub fn commit_from<T: Element>(
     new: Tensor<T>,
     mode: Mode,
 ) {
+    if const { is_f32::<T>() } {
+        commit_from_f32(
+            op,
+            cast_mut(root),
+            rstate,
+            place.map(|(p, s)| (cast_mut(p), s)),
+            cast_mut(value),
+            state,
+            cast_own(new),
+            mode,
+        )
+    } else {
+        commit_from_any(op, root, rstate, place, value, state, new, mode)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn commit_from_f32(
+    op: &str,
+    root: &mut Tensor<f32>,
+    rstate: &mut Tracked,
+    place: Option<(&mut Tensor<f32>, &mut Tracked)>,
+    value: &mut Tensor<f32>,
+    state: &mut Tracked,
+    new: Tensor<f32>,
+    mode: Mode,
+) {
+    commit_from_any(op, root, rstate, place, value, state, new, mode)
+}
+
+/// The generic body of [`commit_from`].
+#[allow(clippy::too_many_arguments)]
+fn commit_from_any<T: Element>(
+    op: &str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    place: Option<(&mut Tensor<T>, &mut Tracked)>,
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    new: Tensor<T>,
+    mode: Mode,
+) {
     check_overlap(op, &state.orig);
     *value = new;
     if let Some((place, pstate)) = place
@@ -804,6 +991,25 @@ pub fn commit_root<T: Element>(
     rstate: &mut Tracked,
     new: Tensor<T>,
 ) {
+    if const { is_f32::<T>() } {
+        commit_root_f32(op, cast_mut(root), rstate, cast_own(new))
+    } else {
+        commit_root_any(op, root, rstate, new)
+    }
+}
+
+#[inline(never)]
+fn commit_root_f32(op: &str, root: &mut Tensor<f32>, rstate: &mut Tracked, new: Tensor<f32>) {
+    commit_root_any(op, root, rstate, new)
+}
+
+/// The generic body of [`commit_root`].
+fn commit_root_any<T: Element>(
+    op: &str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    new: Tensor<T>,
+) {
     check_overlap(op, &rstate.orig);
     *root = new;
     root_committed(op, root, rstate);
@@ -814,6 +1020,30 @@ pub fn commit_root<T: Element>(
 /// else can observe it); `root` gets a fresh identity, recorded as the
 /// functional op `functional` (see [`donated`](super::donated)).
 pub fn donated_root<T: Element>(
+    op: &str,
+    functional: &'static str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+) {
+    if const { is_f32::<T>() } {
+        donated_root_f32(op, functional, cast_mut(root), rstate)
+    } else {
+        donated_root_any(op, functional, root, rstate)
+    }
+}
+
+#[inline(never)]
+fn donated_root_f32(
+    op: &str,
+    functional: &'static str,
+    root: &mut Tensor<f32>,
+    rstate: &mut Tracked,
+) {
+    donated_root_any(op, functional, root, rstate)
+}
+
+/// The generic body of [`donated_root`].
+fn donated_root_any<T: Element>(
     op: &str,
     functional: &'static str,
     root: &mut Tensor<T>,
@@ -837,6 +1067,25 @@ fn root_committed<T: Element>(op: &str, root: &Tensor<T>, rstate: &mut Tracked) 
 /// Applies the metadata mutation `meta` (`t_`, `transpose_`, ...) to an
 /// alias: its chain grows, its data is untouched.
 pub fn meta_inplace<T: Element>(
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+) {
+    if const { is_f32::<T>() } {
+        meta_inplace_f32(cast_mut(value), state, meta, mode)
+    } else {
+        meta_inplace_any(value, state, meta, mode)
+    }
+}
+
+#[inline(never)]
+fn meta_inplace_f32(value: &mut Tensor<f32>, state: &mut Tracked, meta: ViewMeta, mode: Mode) {
+    meta_inplace_any(value, state, meta, mode)
+}
+
+/// The generic body of [`meta_inplace`].
+fn meta_inplace_any<T: Element>(
     value: &mut Tensor<T>,
     state: &mut Tracked,
     meta: ViewMeta,
