@@ -4,8 +4,8 @@
 use std::sync::RwLockReadGuard;
 
 use crate::element::Element;
-use crate::layout::Layout;
 use crate::tensor::Tensor;
+use crate::view::gather::append_from;
 
 /// The row-major values of the concatenation of `parts`: each part's
 /// row-major values seen as `[outer, chunks[j]]`, and for each `o` in
@@ -20,7 +20,7 @@ pub(super) fn concat<T: Element>(parts: &[&Tensor<T>], outer: usize, chunks: &[u
         // 0): one part locked at a time.
         for t in parts {
             let g = t.storage.read();
-            append(&mut out, &g, &t.layout);
+            append_from(&mut out, &g, &t.layout);
         }
         return out;
     }
@@ -58,31 +58,4 @@ pub(super) fn concat<T: Element>(parts: &[&Tensor<T>], outer: usize, chunks: &[u
         }
     }
     out
-}
-
-/// Appends the elements of `layout` inside `data` to `out`, row-major:
-/// one slice copy when it is contiguous, else row by row.
-fn append<T: Element>(out: &mut Vec<T>, data: &[T], layout: &Layout) {
-    let n = layout.numel();
-    if n == 0 {
-        return;
-    }
-    if layout.is_contiguous() {
-        out.extend_from_slice(&data[layout.offset..layout.offset + n]);
-        return;
-    }
-    let nd = layout.ndim();
-    let (len, stride) = (layout.shape[nd - 1], layout.strides[nd - 1]);
-    let rows = Layout::new(
-        &layout.shape[..nd - 1],
-        &layout.strides[..nd - 1],
-        layout.offset,
-    );
-    for start in rows.offsets() {
-        if stride == 1 {
-            out.extend_from_slice(&data[start..start + len]);
-        } else {
-            out.extend((0..len).map(|k| data[start + k * stride]));
-        }
-    }
 }

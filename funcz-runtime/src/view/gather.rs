@@ -9,14 +9,22 @@ use crate::tensor::Tensor;
 /// The elements of `layout` inside `data`, row-major. Copies whole rows
 /// when the innermost stride is 1.
 pub(crate) fn gather_from<T: Scalar>(data: &[T], layout: &Layout) -> Vec<T> {
+    let mut out = Vec::with_capacity(layout.numel());
+    append_from(&mut out, data, layout);
+    out
+}
+
+/// Appends the elements of `layout` inside `data` to `out`, row-major: one
+/// slice copy when it is contiguous, else row by row (whole rows when the
+/// innermost stride is 1).
+pub(crate) fn append_from<T: Scalar>(out: &mut Vec<T>, data: &[T], layout: &Layout) {
     let n = layout.numel();
-    let mut out = Vec::with_capacity(n);
     if n == 0 {
-        return out;
+        return;
     }
     if layout.is_contiguous() {
         out.extend_from_slice(&data[layout.offset..layout.offset + n]);
-        return out;
+        return;
     }
     let nd = layout.ndim();
     let (inner, stride) = (layout.shape[nd - 1], layout.strides[nd - 1]);
@@ -32,7 +40,6 @@ pub(crate) fn gather_from<T: Scalar>(data: &[T], layout: &Layout) -> Vec<T> {
             out.extend((0..inner).map(|k| data[start + k * stride]));
         }
     }
-    out
 }
 
 /// A fresh contiguous tensor holding the elements of `layout` in `t`'s
