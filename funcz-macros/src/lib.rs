@@ -6,10 +6,12 @@
 
 use proc_macro::TokenStream;
 
+mod analysis;
 mod attr;
 mod ctxt;
 mod diag;
 mod expand;
+mod inputs;
 mod lower;
 mod params;
 mod places;
