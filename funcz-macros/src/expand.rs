@@ -46,24 +46,7 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
     if cx.has_errors() {
         return with_errors(item, &cx);
     }
-    // Field places (`self.cache`, `c.0`) of non-tensor parameters and
-    // `self`, tracked like tensor inputs.
-    let mut bases: std::collections::HashSet<String> = std::collections::HashSet::new();
-    for arg in &func.sig.inputs {
-        match arg {
-            FnArg::Receiver(_) => {
-                bases.insert("self".to_string());
-            }
-            FnArg::Typed(pt) => {
-                if let Pat::Ident(pi) = &*pt.pat
-                    && params::classify(&pt.ty).is_none()
-                {
-                    bases.insert(pi.ident.to_string());
-                }
-            }
-        }
-    }
-    let (places, tensor_params) = crate::places::find(&func.block, &bases);
+    let (places, tensor_params) = find_places(&func);
     crate::places::check_uses(&func.block, &places, &cx);
     if cx.has_errors() {
         return with_errors(item, &cx);
@@ -71,7 +54,8 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
     let mode = remove;
     // Analysis, then code generation that only reads its facts.
     let facts = crate::analysis::analyze(&func, mode, &places, &tensor_params);
-    let out = generate(&func, &cx, mode, facts, &places, &tensor_params);
+    let strict = std::env::var_os("FUNCZ_STRICT_ANALYSIS").is_some();
+    let out = generate(&func, &cx, mode, facts, &places, &tensor_params, strict);
     if cx.has_errors() {
         return with_errors(item, &cx);
     }
@@ -93,6 +77,7 @@ fn generate(
     facts: Facts,
     places: &[crate::places::Place],
     tensor_params: &std::collections::HashSet<String>,
+    strict: bool,
 ) -> ItemFn {
     let mut facts = facts;
     for round in 0.. {
@@ -104,7 +89,7 @@ fn generate(
         }
         // (A refused function is re-emitted as written; its refusals are
         // still decided on the facts code generation found.)
-        if !round_cx.has_errors() && std::env::var_os("FUNCZ_STRICT_ANALYSIS").is_some() {
+        if !round_cx.has_errors() && strict {
             cx.error(
                 &func.sig.ident,
                 format!(
@@ -123,6 +108,49 @@ fn generate(
         facts = next;
     }
     unreachable!("the loop returns")
+}
+
+/// The field places (`self.cache`, `c.0`) of non-tensor parameters and of
+/// `self`, tracked like tensor inputs, and the parameters the body uses as
+/// tensors.
+fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, std::collections::HashSet<String>) {
+    let mut bases: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for arg in &func.sig.inputs {
+        match arg {
+            FnArg::Receiver(_) => {
+                bases.insert("self".to_string());
+            }
+            FnArg::Typed(pt) => {
+                if let Pat::Ident(pi) = &*pt.pat
+                    && params::classify(&pt.ty).is_none()
+                {
+                    bases.insert(pi.ident.to_string());
+                }
+            }
+        }
+    }
+    crate::places::find(&func.block, &bases)
+}
+
+/// For tests: the analysis' facts of `func`, code generation's facts
+/// generating from them, and the function generated with `facts` instead
+/// (`strict` as `FUNCZ_STRICT_ANALYSIS`) with the errors reported.
+#[cfg(test)]
+pub(crate) fn facts_and_output(
+    func: &ItemFn,
+    mode: Remove,
+    facts: Option<Facts>,
+    strict: bool,
+) -> (Facts, Facts, ItemFn, Vec<String>) {
+    let (places, tensor_params) = find_places(func);
+    let analysis = crate::analysis::analyze(func, mode, &places, &tensor_params);
+    let cx = Ctxt::default();
+    let (_, found) = lower_fn(func, &cx, mode, analysis.clone(), &places, &tensor_params);
+    let cx = Ctxt::default();
+    let used = facts.unwrap_or_else(|| analysis.clone());
+    let out = generate(func, &cx, mode, used, &places, &tensor_params, strict);
+    let errors = cx.take().iter().map(|e| e.to_string()).collect();
+    (analysis, found, out, errors)
 }
 
 fn first_tokens(item: &TokenStream) -> TokenStream {
