@@ -125,10 +125,10 @@ fn mode_of(f: &ItemFn) -> Option<Remove> {
 fn check(f: &ItemFn, mode: Remove, origin: &str) -> bool {
     let mut f = f.clone();
     f.attrs.retain(|a| {
-        !a.path()
+        a.path()
             .segments
             .last()
-            .is_some_and(|s| s.ident == "functionalize")
+            .is_none_or(|s| s.ident != "functionalize")
     });
     let (analysis, found, _, errors) = facts_and_output(&f, mode, None, true);
     if !errors.is_empty() {
