@@ -10,7 +10,7 @@ use crate::attr::{self, Remove};
 use crate::ctxt::Ctxt;
 use crate::lower::Lowerer;
 use crate::params::{self, ParamKind, Passing};
-use crate::scope::{Facts, Kind, base_ident, input_ident, state_ident};
+use crate::scope::{Facts, base_ident, input_ident, state_ident};
 
 /// Expands `#[functionalize(args)]` on `item`. Never panics: bad input
 /// gives spanned errors after the original item.
@@ -46,8 +46,74 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
     if cx.has_errors() {
         return with_errors(item, &cx);
     }
-    // Field places (`self.cache`, `c.0`) of non-tensor parameters and
-    // `self`, tracked like tensor inputs.
+    let (places, tensor_params) = find_places(&func);
+    crate::places::check_uses(&func.block, &places, &cx);
+    if cx.has_errors() {
+        return with_errors(item, &cx);
+    }
+    let mode = remove;
+    // Analysis, then code generation that only reads its facts.
+    let facts = crate::analysis::analyze(&func, mode, &places, &tensor_params);
+    let strict = std::env::var_os("FUNCZ_STRICT_ANALYSIS").is_some();
+    let out = generate(&func, &cx, mode, facts, &places, &tensor_params, strict);
+    if cx.has_errors() {
+        return with_errors(item, &cx);
+    }
+    out.into_token_stream()
+}
+
+/// Generates the function from the analysis' facts. Code generation
+/// records the facts it acted on as it goes; they must be the analysis'
+/// facts. Where they are not (a shape the analysis walks differently from
+/// code generation: a bug of this crate), the function is generated again
+/// from what code generation found, so the output stays correct; with
+/// `FUNCZ_STRICT_ANALYSIS` set (this workspace's tests and the
+/// differential runs set it) the difference is a compile error instead, so
+/// that tests find it.
+fn generate(
+    func: &ItemFn,
+    cx: &Ctxt,
+    mode: Remove,
+    facts: Facts,
+    places: &[crate::places::Place],
+    tensor_params: &std::collections::HashSet<String>,
+    strict: bool,
+) -> ItemFn {
+    let mut facts = facts;
+    for round in 0.. {
+        let round_cx = Ctxt::default();
+        let (out, found) = lower_fn(func, &round_cx, mode, facts.clone(), places, tensor_params);
+        if found.same_as(&facts) || round == 4 {
+            cx.absorb(round_cx);
+            return out;
+        }
+        // (A refused function is re-emitted as written; its refusals are
+        // still decided on the facts code generation found.)
+        if !round_cx.has_errors() && strict {
+            cx.error(
+                &func.sig.ident,
+                format!(
+                    "internal error of #[functionalize]: its analysis pass found {facts:?}, code generation {found:?}"
+                ),
+                "please report this function to funcz; without FUNCZ_STRICT_ANALYSIS the function is generated \
+                 from the facts code generation found",
+            );
+            return out;
+        }
+        let mut next = facts.clone();
+        next.mutated.extend(found.mutated);
+        next.meta.extend(found.meta);
+        next.mutations = found.mutations;
+        next.resizes = found.resizes;
+        facts = next;
+    }
+    unreachable!("the loop returns")
+}
+
+/// The field places (`self.cache`, `c.0`) of non-tensor parameters and of
+/// `self`, tracked like tensor inputs, and the parameters the body uses as
+/// tensors.
+fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, std::collections::HashSet<String>) {
     let mut bases: std::collections::HashSet<String> = std::collections::HashSet::new();
     for arg in &func.sig.inputs {
         match arg {
@@ -63,48 +129,28 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
             }
         }
     }
-    let (places, tensor_params) = crate::places::find(&func.block, &bases);
-    crate::places::check_uses(&func.block, &places, &cx);
-    if cx.has_errors() {
-        return with_errors(item, &cx);
-    }
-    let mode = remove;
-    // Fixpoint: each pass learns which roots are mutated; the next emits
-    // state for them. Facts only grow, so this converges in two or three
-    // passes; the pass that learns nothing new is the output.
-    // The first pass only learns facts (no code is generated); each later
-    // pass generates code and is the output if it learns nothing new.
-    let mut facts = Facts::default();
-    let mut pass = 0;
-    let out = loop {
-        pass += 1;
-        let dry = pass == 1;
-        let pass_cx = Ctxt::default();
-        let (out, found) = crate::lower::with_dry_run(dry, || {
-            lower_fn(
-                &func,
-                &pass_cx,
-                mode,
-                facts.clone(),
-                &places,
-                &tensor_params,
-            )
-        });
-        let mut next = facts.clone();
-        next.mutated.extend(found.mutated);
-        next.mutations = found.mutations;
-        next.resizes = found.resizes;
-        next.meta.extend(found.meta);
-        if (!dry && next == facts) || pass == 6 {
-            cx.absorb(pass_cx);
-            break out;
-        }
-        facts = next;
-    };
-    if cx.has_errors() {
-        return with_errors(item, &cx);
-    }
-    out.into_token_stream()
+    crate::places::find(&func.block, &bases)
+}
+
+/// For tests: the analysis' facts of `func`, code generation's facts
+/// generating from them, and the function generated with `facts` instead
+/// (`strict` as `FUNCZ_STRICT_ANALYSIS`) with the errors reported.
+#[cfg(test)]
+pub(crate) fn facts_and_output(
+    func: &ItemFn,
+    mode: Remove,
+    facts: Option<Facts>,
+    strict: bool,
+) -> (Facts, Facts, ItemFn, Vec<String>) {
+    let (places, tensor_params) = find_places(func);
+    let analysis = crate::analysis::analyze(func, mode, &places, &tensor_params);
+    let cx = Ctxt::default();
+    let (_, found) = lower_fn(func, &cx, mode, analysis.clone(), &places, &tensor_params);
+    let cx = Ctxt::default();
+    let used = facts.unwrap_or_else(|| analysis.clone());
+    let out = generate(func, &cx, mode, used, &places, &tensor_params, strict);
+    let errors = cx.take().iter().map(|e| e.to_string()).collect();
+    (analysis, found, out, errors)
 }
 
 fn first_tokens(item: &TokenStream) -> TokenStream {
@@ -127,65 +173,14 @@ fn lower_fn(
     let name = func.sig.ident.to_string();
     let mut lw = Lowerer::new(cx, mode, facts, name.clone());
     lw.scopes.push();
-    let mut inputs = Vec::new();
-    for arg in &func.sig.inputs {
-        if let FnArg::Typed(pt) = arg {
-            let ident = match &*pt.pat {
-                Pat::Ident(pi) => Some(pi.ident.clone()),
-                _ => None,
-            };
-            let kind = params::classify(&pt.ty).or_else(|| match &ident {
-                Some(i) if tensor_params.contains(&i.to_string()) => {
-                    params::classify_assumed(&pt.ty)
-                }
-                _ => None,
-            });
-            match (ident, kind) {
-                (Some(ident), Some(ParamKind::Tensor(p))) => {
-                    let id = lw.scopes.declare(
-                        &ident,
-                        Kind::Root {
-                            input: Some(p),
-                            known: true,
-                        },
-                    );
-                    inputs.push((id, ident, ParamKind::Tensor(p)));
-                }
-                (Some(ident), Some(ParamKind::Collection { passing, vec })) => {
-                    let id = lw.scopes.declare(
-                        &ident,
-                        Kind::Coll {
-                            input: Some((passing, vec)),
-                        },
-                    );
-                    inputs.push((id, ident, ParamKind::Collection { passing, vec }));
-                }
-                (Some(ident), Some(ParamKind::Optional)) => {
-                    lw.scopes.declare(&ident, Kind::Optional);
-                }
-                (Some(ident), None) => {
-                    lw.scopes.declare(&ident, Kind::Other);
-                }
-                (None, _) => {}
-            }
-        }
-    }
+    let declared = crate::inputs::declare(func, tensor_params, places, &mut lw.scopes);
+    let inputs = declared.tracked;
+    lw.places = declared.places;
     let mut prologue: Vec<Stmt> = Vec::new();
     for (k, place) in places.iter().enumerate() {
-        let ident =
-            quote::format_ident!("__fz_place_{}", k, span = proc_macro2::Span::mixed_site());
-        let base = lw.scopes.lookup(&place.base);
-        let id = lw.scopes.declare(
-            &ident,
-            Kind::Root {
-                input: Some(Passing::Value),
-                known: true,
-            },
-        );
-        lw.places.push((place.key.clone(), base, id));
+        let ident = crate::inputs::place_ident(k);
         let e = &place.expr;
         prologue.push(parse_quote!(let #ident = ::funcz::rt::place_handle(&#e);));
-        inputs.push((id, ident, ParamKind::Tensor(Passing::Value)));
     }
     let tracked = |id: usize| lw.facts.mutated.contains(&id) || lw.facts.meta.contains(&id);
     let mut exit: Vec<Stmt> = Vec::new();

@@ -1,15 +1,27 @@
 //! The `#[functionalize]` attribute of funcz. All logic lives on
-//! `proc_macro2` in the `expand` module so it can be unit-tested; the pipeline is
-//! `attr` (options) → `params` (inputs) → `lower` (rewrite the body, with
-//! `scope` tracking what aliases what) → `expand` (assemble, or re-emit the
-//! original function with the errors).
+//! `proc_macro2` in the `expand` module so it can be unit-tested. The
+//! pipeline, one file (or folder) a step:
+//!
+//! 1. `attr`: the options (`remove = ..`, an enum);
+//! 2. `params`, `places`, `inputs`: what the parameters are (tensors,
+//!    collections, field places such as `self.cache`), declared as bindings;
+//! 3. `analysis`: a read-only walk of the body (`syn::visit::Visit`) that
+//!    computes the facts: which roots are mutated or re-laid-out, and how
+//!    often;
+//! 4. `lower`: code generation, which reads those facts (`scope` tracks what
+//!    aliases what; `lower/resolve.rs` holds the questions both passes ask,
+//!    among them the one classification of an in-place op's receiver);
+//! 5. `expand`: assembles the function, or re-emits the original with the
+//!    errors `diag` reported (collected in `ctxt`).
 
 use proc_macro::TokenStream;
 
+mod analysis;
 mod attr;
 mod ctxt;
 mod diag;
 mod expand;
+mod inputs;
 mod lower;
 mod params;
 mod places;

@@ -42,7 +42,7 @@ pub(crate) struct Binding {
     pub kind: Kind,
 }
 
-/// Facts one pass learns and the next one uses.
+/// Facts the analysis pass computes and code generation reads.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Facts {
     /// Roots whose data is mutated (directly, through an alias, or by an
@@ -50,17 +50,20 @@ pub(crate) struct Facts {
     pub mutated: HashSet<usize>,
     /// Roots whose own layout is changed by `t_`, `transpose_`, ...
     pub meta: HashSet<usize>,
-    /// How many mutations of each root a pass lowered (in textual order),
-    /// so the next pass knows whether one comes later. Not part of the
-    /// fixpoint (`PartialEq` ignores it).
+    /// How many mutations of each root the body has, so code generation
+    /// knows whether one comes later than the code it is writing.
     pub mutations: HashMap<usize, usize>,
-    /// How many `resize_` calls on each root a pass lowered.
+    /// How many `resize_` calls on each root the body has.
     pub resizes: HashMap<usize, usize>,
 }
 
-impl PartialEq for Facts {
-    fn eq(&self, other: &Self) -> bool {
-        self.mutated == other.mutated && self.meta == other.meta
+impl Facts {
+    /// Whether two sets of facts agree in everything code generation reads.
+    pub fn same_as(&self, other: &Self) -> bool {
+        self.mutated == other.mutated
+            && self.meta == other.meta
+            && self.mutations == other.mutations
+            && self.resizes == other.resizes
     }
 }
 

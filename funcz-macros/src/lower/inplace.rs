@@ -70,20 +70,7 @@ impl Lowerer<'_> {
         }
         match target {
             None => {
-                let named = self.binding_of(&m.receiver).is_some();
-                let mut bare = &*m.receiver;
-                while let Expr::Paren(p) = bare {
-                    bare = &p.expr;
-                }
-                // A call, or arithmetic (`&s.a + 3.0`, `-x`), makes a new
-                // value whatever its operands' types.
-                let made = matches!(bare, Expr::Call(_) | Expr::MethodCall(_))
-                    || matches!(bare, Expr::Binary(b) if matches!(
-                        b.op,
-                        syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)
-                    ))
-                    || matches!(bare, Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)));
-                if !named && (self.is_tensor_expr(&m.receiver) || made) {
+                if self.classify_receiver(&m.receiver) == Receiver::Made {
                     // A fresh temporary (`(&a + 1.0).relu_()`): nothing else
                     // can see it, so the functional op is the whole story.
                     // At run time, check that it is one: a view of a

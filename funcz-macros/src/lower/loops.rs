@@ -83,34 +83,6 @@ impl Lowerer<'_> {
         self.scopes.pop();
     }
 
-    pub(super) fn iter_shape(&self, e: &Expr) -> Option<IterShape> {
-        match e {
-            Expr::Reference(r) => self.iter_shape(&r.expr),
-            Expr::Paren(p) => self.iter_shape(&p.expr),
-            Expr::Path(_) => {
-                let id = self.binding_of(e)?;
-                matches!(self.scopes.kind(id), Kind::Coll { .. }).then_some(IterShape::Coll(id))
-            }
-            Expr::MethodCall(m) => match m.method.to_string().as_str() {
-                "iter" | "iter_mut" | "into_iter" => self.iter_shape(&m.receiver),
-                "enumerate" => Some(IterShape::Enumerate(Box::new(
-                    self.iter_shape(&m.receiver)?,
-                ))),
-                "zip" => Some(IterShape::Zip(
-                    Box::new(self.iter_shape(&m.receiver).unwrap_or(IterShape::Other)),
-                    Box::new(
-                        m.args
-                            .first()
-                            .and_then(|a| self.iter_shape(a))
-                            .unwrap_or(IterShape::Other),
-                    ),
-                )),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
     /// Makes iteration over mutated collections yield `&mut` elements of
     /// the functional copies.
     pub(super) fn mutable_iter(&mut self, e: &mut Expr, shape: &IterShape) {

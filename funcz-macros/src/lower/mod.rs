@@ -51,7 +51,7 @@ const READS: &[&str] = &[
     "any",
 ];
 
-const QUERIES: &[&str] = &[
+pub(crate) const QUERIES: &[&str] = &[
     "shape",
     "size",
     "strides",
@@ -198,34 +198,9 @@ impl FromTokens for Expr {
     }
 }
 
-thread_local! {
-    static DRY_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs `f` with code generation turned off: a pass that only learns which
-/// roots are mutated does not need the tokens it would write.
-pub(crate) fn with_dry_run<R>(dry: bool, f: impl FnOnce() -> R) -> R {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            DRY_RUN.with(|d| d.set(self.0));
-        }
-    }
-    let _reset = Reset(DRY_RUN.with(|d| d.replace(dry)));
-    f()
-}
-
-fn dry_run() -> bool {
-    DRY_RUN.with(|d| d.get())
-}
-
 macro_rules! pq {
     ($($t:tt)*) => {
-        if dry_run() {
-            FromTokens::from_tokens(TokenStream::new())
-        } else {
-            FromTokens::from_tokens(quote!($($t)*))
-        }
+        FromTokens::from_tokens(quote!($($t)*))
     };
 }
 
@@ -362,7 +337,7 @@ fn arg_names(n: usize) -> Vec<Ident> {
 
 /// `e` without the in-place ops applied on top of it: the receiver they
 /// all mutate (`x.narrow(0, 0, 1)` for `x.narrow(0, 0, 1).mul_(2.0).t_()`).
-fn peel_inplace(e: &Expr) -> &Expr {
+pub(crate) fn peel_inplace(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => peel_inplace(&p.expr),
         Expr::MethodCall(m)
@@ -487,7 +462,7 @@ fn passes_storage(m: &syn::ExprMethodCall) -> bool {
     )
 }
 
-fn is_compound(op: &syn::BinOp) -> bool {
+pub(crate) fn is_compound(op: &syn::BinOp) -> bool {
     matches!(
         op,
         syn::BinOp::AddAssign(_)
@@ -498,7 +473,7 @@ fn is_compound(op: &syn::BinOp) -> bool {
 }
 
 #[derive(Clone, Debug)]
-enum IterShape {
+pub(crate) enum IterShape {
     Coll(usize),
     Enumerate(Box<IterShape>),
     Zip(Box<IterShape>, Box<IterShape>),
@@ -550,5 +525,50 @@ mod inplace;
 mod loops;
 mod macros;
 mod opaque;
+pub(crate) mod resolve;
 mod stmts;
 mod target;
+
+pub(crate) use resolve::{Receiver, Resolve};
+
+/// The name a `let` pattern binds, if it binds one name (`x`, `x: T`).
+pub(crate) fn pat_ident(pat: &Pat) -> Option<Ident> {
+    Lowerer::pat_ident(pat)
+}
+
+/// Whether a pattern is typed as a tensor (`x: Tensor`).
+pub(crate) fn pat_is_tensor_typed(pat: &Pat) -> bool {
+    Lowerer::pat_is_tensor_typed(pat)
+}
+
+/// Whether a pattern is a tuple of names (`(a, b)`, `(a, _)`).
+pub(crate) fn flat_tuple(pat: &Pat) -> bool {
+    Lowerer::flat_tuple(pat)
+}
+
+/// The hidden index variable of `let e = &xs[i];`, the `n`-th binding.
+pub(crate) fn elem_at_ident(n: usize) -> Ident {
+    format_ident!("__fz_elem_at_{}", n, span = Span::mixed_site())
+}
+
+/// Every identifier a pattern binds, in order.
+pub(crate) fn pat_idents(pat: &Pat) -> Vec<Ident> {
+    struct Collect<'b>(&'b mut Vec<Ident>);
+    impl<'ast, 'b> syn::visit::Visit<'ast> for Collect<'b> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0.push(p.ident.clone());
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut ids = Vec::new();
+    syn::visit::Visit::visit_pat(&mut Collect(&mut ids), pat);
+    ids
+}
+
+/// Whether `e` is a call of a view op (`View` or `MaybeView` in the table).
+pub(crate) fn is_view_call(e: &Expr) -> bool {
+    matches!(e, Expr::MethodCall(m) if matches!(
+        optable::lookup(&m.method.to_string()).map(|i| i.kind),
+        Some(OpKind::View { .. } | OpKind::MaybeView { .. })
+    ))
+}

@@ -184,25 +184,9 @@ impl Lowerer<'_> {
 
     /// Declares every identifier `pat` binds with `kind`.
     pub(super) fn declare_all(&mut self, pat: &Pat, kind: Kind) {
-        struct Collect<'b>(&'b mut Vec<Ident>);
-        impl<'ast, 'b> syn::visit::Visit<'ast> for Collect<'b> {
-            fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-                self.0.push(p.ident.clone());
-                syn::visit::visit_pat_ident(self, p);
-            }
-        }
-        let mut ids = Vec::new();
-        syn::visit::Visit::visit_pat(&mut Collect(&mut ids), pat);
-        for id in ids {
+        for id in pat_idents(pat) {
             self.scopes.declare(&id, kind.clone());
         }
-    }
-
-    /// True if matching on `e` binds tensors that are only read (`e` is an
-    /// `Option<&Tensor>` input).
-    pub(super) fn unwraps_tensors(&self, e: &Expr) -> bool {
-        self.binding_of(e)
-            .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Optional))
     }
 
     /// Declares the identifiers a `match`/`if let` pattern binds.
@@ -251,8 +235,7 @@ impl Lowerer<'_> {
         {
             let mut index = (*ix.index).clone();
             self.visit_expr_mut(&mut index);
-            let n = self.scopes.bindings.len();
-            let hidden = format_ident!("__fz_elem_at_{}", n, span = Span::mixed_site());
+            let hidden = elem_at_ident(self.scopes.bindings.len());
             self.scopes.declare(
                 &ident,
                 Kind::ElemAt {

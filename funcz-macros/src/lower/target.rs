@@ -24,45 +24,6 @@ impl Lowerer<'_> {
         }
     }
 
-    /// The collection whose element the receiver chain `e` starts from
-    /// (`d[i]...`, or a loop variable over `d`'s elements), through views
-    /// and in-place ops only (`d[0].clone().add_(1.0)` is fresh).
-    pub(super) fn elem_coll(&self, e: &Expr) -> Option<usize> {
-        let mut cur = e;
-        loop {
-            match cur {
-                Expr::MethodCall(m) if passes_storage(m) => cur = &m.receiver,
-                Expr::MethodCall(_) => return None,
-                Expr::Paren(p) => cur = &p.expr,
-                Expr::Unary(u) => cur = &u.expr,
-                Expr::Index(i) => {
-                    let id = self.binding_of(&i.expr)?;
-                    return matches!(self.scopes.kind(id), Kind::Coll { .. }).then_some(id);
-                }
-                _ => {
-                    let id = self.binding_of(cur)?;
-                    return match self.scopes.kind(id) {
-                        Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => Some(*coll),
-                        _ => None,
-                    };
-                }
-            }
-        }
-    }
-
-    /// The collection `c` if `e` is a view (or the in-place result) of an
-    /// element of `c`: such a value is bound as a plain tensor, and
-    /// [`check_elem_aliases`](Self::check_elem_aliases) refuses the programs
-    /// where it could not be kept in sync with its element.
-    pub(super) fn elem_alias_coll(&self, e: &Expr) -> Option<usize> {
-        let aliasing = self.is_inplace_call(e)
-            || matches!(e, Expr::MethodCall(m) if matches!(
-                optable::lookup(&m.method.to_string()).map(|i| i.kind),
-                Some(OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. })
-            ));
-        self.elem_coll(e).filter(|_| aliasing)
-    }
-
     /// Called when binding `id` is mutated: a collection element is updated
     /// by replacing it, so a view of an element that is in scope would go
     /// stale, and a mutation through such a view would not reach the
@@ -103,90 +64,6 @@ impl Lowerer<'_> {
                 );
             }
         }
-    }
-
-    /// True if `e` is an `if`/`match`/block whose branches are views of
-    /// tracked variables: the result's root cannot be known statically.
-    pub(super) fn mixes_aliases(&self, e: &Expr) -> bool {
-        let tails = tails(e);
-        if tails.len() < 2 {
-            return false;
-        }
-        tails.iter().any(|t| self.view_chain_root(t).is_some())
-    }
-
-    pub(super) fn view_chain_root(&self, e: &Expr) -> Option<usize> {
-        let mut cur = e;
-        let mut saw_view = false;
-        loop {
-            match cur {
-                Expr::MethodCall(m) => match optable::lookup(&m.method.to_string()).map(|i| i.kind)
-                {
-                    // An in-place op returns its receiver: a handle of the
-                    // same tensor, as much an alias as a view
-                    // (`[x.mul_(0.5).unsqueeze(0)]` stores a view of `x`).
-                    Some(
-                        OpKind::View { .. }
-                        | OpKind::MaybeView { .. }
-                        | OpKind::MultiView { .. }
-                        | OpKind::Inplace { .. }
-                        | OpKind::InplaceView { .. }
-                        | OpKind::Resize,
-                    ) => {
-                        saw_view = true;
-                        cur = &m.receiver;
-                    }
-                    _ => return None,
-                },
-                Expr::Paren(p) => cur = &p.expr,
-                _ => {
-                    let id = self.binding_of(cur)?;
-                    return if saw_view {
-                        self.scopes.root_of(id)
-                    } else {
-                        None
-                    };
-                }
-            }
-        }
-    }
-
-    pub(super) fn is_inplace_call(&self, e: &Expr) -> bool {
-        match e {
-            Expr::MethodCall(m) => matches!(
-                optable::lookup(&m.method.to_string()).map(|i| i.kind),
-                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize)
-            ),
-            Expr::Paren(p) => self.is_inplace_call(&p.expr),
-            _ => false,
-        }
-    }
-
-    /// The root an in-place expression mutates, if it is a tracked place.
-    pub(super) fn target_root_of(&self, e: &Expr) -> Option<usize> {
-        match e {
-            Expr::MethodCall(m) => self.receiver_root(&m.receiver),
-            Expr::Paren(p) => self.target_root_of(&p.expr),
-            _ => None,
-        }
-    }
-
-    /// The root the receiver chain `recv` of an in-place op starts from.
-    pub(super) fn receiver_root(&self, recv: &Expr) -> Option<usize> {
-        let mut cur: &Expr = recv;
-        loop {
-            match cur {
-                // Only views and in-place ops pass the storage on:
-                // `a.add(1.0).sqrt_()` mutates a fresh value.
-                Expr::MethodCall(mm) if passes_storage(mm) => cur = &mm.receiver,
-                Expr::MethodCall(_) => return None,
-                Expr::Paren(p) => cur = &p.expr,
-                Expr::Index(i) => cur = &i.expr,
-                Expr::Unary(u) => cur = &u.expr,
-                _ => break,
-            }
-        }
-        self.binding_of(cur).and_then(|id| self.scopes.root_of(id))
     }
 
     /// Peels views off `e` down to a place: returns (prelude, place, views

@@ -4,7 +4,7 @@
 
 use proc_macro2::TokenStream;
 
-const CORPUS: &[&str] = &[
+pub(super) const CORPUS: &[&str] = &[
     "fn f() {}",
     "fn f(x: u32) -> u32 { x + 1 }",
     "fn f(s: &str) -> Vec<&str> { s.split(',').collect() }",

@@ -1,5 +1,6 @@
 //! Unit tests of the expander (snapshots, errors, never-panic corpus).
 
+mod analysis;
 mod corpus;
 mod refused;
 mod snapshots;

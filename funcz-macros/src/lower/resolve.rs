@@ -1,0 +1,378 @@
+//! Reading the syntax against the bindings in scope, without writing
+//! anything: which binding a name or field is, whether an expression is a
+//! tensor, which root a receiver chain starts from, and the one
+//! classification of an in-place op's receiver (see [`Receiver`]). Both the
+//! analysis pass (`crate::analysis`) and code generation ask these
+//! questions through this trait, so they always get the same answers.
+//!
+//! Input: `v.narrow(0, 0, 1)` with `v` a view of the input `x`.
+//! Output: `receiver_root` = `x`; `classify_receiver` = `Receiver::Place(v)`.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// What the receiver of an in-place op (or metadata op) is: the rule the
+/// macro enforces is that it either proves from syntax where the storage
+/// comes from, or checks it at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Receiver {
+    /// A place the macro tracks, through views and in-place ops: a tensor
+    /// root (input, field place or local), an alias of one, a collection
+    /// element (`xs[i]`, a loop variable, `let e = &xs[i]`). The binding
+    /// whose storage is written (for an element, the collection).
+    Place(usize),
+    /// A binding made in branches from different bases: refused.
+    Ambiguous,
+    /// A value made by the expression itself (a call, arithmetic, a
+    /// functional op): nothing else can see it, which `rt::check_temp`
+    /// checks at run time.
+    Made,
+    /// Anything else (a binding the macro cannot track): refused.
+    Untracked,
+}
+
+/// The bindings in scope and the field places, read by the answers below.
+pub(crate) trait Resolve {
+    fn scopes(&self) -> &Scopes;
+    fn places(&self) -> &[(String, Option<usize>, usize)];
+
+    fn binding_of(&self, e: &Expr) -> Option<usize> {
+        match e {
+            Expr::Path(p)
+                if p.qself.is_none()
+                    && p.path.segments.len() == 1
+                    && p.path.leading_colon.is_none() =>
+            {
+                self.scopes().lookup(&p.path.segments[0].ident.to_string())
+            }
+            Expr::Paren(p) => self.binding_of(&p.expr),
+            Expr::Group(g) => self.binding_of(&g.expr),
+            Expr::Field(_) => self.place_of(e),
+            _ => None,
+        }
+    }
+
+    /// The binding of a tracked field place (`self.cache`), unless the
+    /// body has shadowed the name it starts from.
+    fn place_of(&self, e: &Expr) -> Option<usize> {
+        if self.places().is_empty() {
+            return None;
+        }
+        let (base, key) = crate::places::place_key(e)?;
+        let (_, at_entry, id) = self.places().iter().find(|(k, _, _)| *k == key)?;
+        (base == "self" || self.scopes().lookup(&base) == *at_entry).then_some(*id)
+    }
+
+    fn is_tensor_binding(&self, id: usize) -> bool {
+        matches!(
+            self.scopes().kind(id),
+            Kind::Root { known: true, .. }
+                | Kind::Alias { .. }
+                | Kind::ElemRef { .. }
+                | Kind::ElemAt { .. }
+                | Kind::Ambiguous
+                | Kind::Plain
+        )
+    }
+
+    /// Whether `e` evaluates to a tensor, as far as the syntax shows.
+    fn is_tensor_expr(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Path(p) => {
+                if let Some(id) = self.binding_of(e) {
+                    return self.is_tensor_binding(id);
+                }
+                p.path.segments.len() >= 2 && p.path.segments.iter().any(|s| s.ident == "Tensor")
+            }
+            Expr::Field(_) => self
+                .place_of(e)
+                .is_some_and(|id| self.is_tensor_binding(id)),
+            Expr::Paren(p) => self.is_tensor_expr(&p.expr),
+            Expr::Group(g) => self.is_tensor_expr(&g.expr),
+            Expr::If(_) | Expr::Match(_) | Expr::Block(_) => {
+                let t = tails(e);
+                !t.is_empty() && t.iter().all(|t| self.is_tensor_expr(t))
+            }
+            Expr::Reference(r) => self.is_tensor_expr(&r.expr),
+            Expr::Unary(u) => self.is_tensor_expr(&u.expr),
+            Expr::Binary(b) => self.is_tensor_expr(&b.left) || self.is_tensor_expr(&b.right),
+            Expr::Index(i) => self.binding_of(&i.expr).is_some_and(|id| {
+                matches!(
+                    self.scopes().kind(id),
+                    Kind::Coll { .. } | Kind::Multi { .. }
+                )
+            }),
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) => p.path.segments.iter().any(|s| s.ident == "Tensor"),
+                _ => false,
+            },
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                match optable::lookup(&name) {
+                    Some(info) => {
+                        !matches!(info.kind, OpKind::MultiView { .. } | OpKind::Autograd)
+                            && self.is_tensor_expr(&m.receiver)
+                    }
+                    None => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    fn iter_shape(&self, e: &Expr) -> Option<IterShape> {
+        match e {
+            Expr::Reference(r) => self.iter_shape(&r.expr),
+            Expr::Paren(p) => self.iter_shape(&p.expr),
+            Expr::Path(_) => {
+                let id = self.binding_of(e)?;
+                matches!(self.scopes().kind(id), Kind::Coll { .. }).then_some(IterShape::Coll(id))
+            }
+            Expr::MethodCall(m) => match m.method.to_string().as_str() {
+                "iter" | "iter_mut" | "into_iter" => self.iter_shape(&m.receiver),
+                "enumerate" => Some(IterShape::Enumerate(Box::new(
+                    self.iter_shape(&m.receiver)?,
+                ))),
+                "zip" => Some(IterShape::Zip(
+                    Box::new(self.iter_shape(&m.receiver).unwrap_or(IterShape::Other)),
+                    Box::new(
+                        m.args
+                            .first()
+                            .and_then(|a| self.iter_shape(a))
+                            .unwrap_or(IterShape::Other),
+                    ),
+                )),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// True if matching on `e` binds tensors that are only read (`e` is an
+    /// `Option<&Tensor>` input).
+    fn unwraps_tensors(&self, e: &Expr) -> bool {
+        self.binding_of(e)
+            .is_some_and(|id| matches!(self.scopes().kind(id), Kind::Optional))
+    }
+
+    /// The collection whose element the receiver chain `e` starts from
+    /// (`d[i]...`, or a loop variable over `d`'s elements), through views
+    /// and in-place ops only (`d[0].clone().add_(1.0)` is fresh).
+    fn elem_coll(&self, e: &Expr) -> Option<usize> {
+        let mut cur = e;
+        loop {
+            match cur {
+                Expr::MethodCall(m) if passes_storage(m) => cur = &m.receiver,
+                Expr::MethodCall(_) => return None,
+                Expr::Paren(p) => cur = &p.expr,
+                Expr::Unary(u) => cur = &u.expr,
+                Expr::Index(i) => {
+                    let id = self.binding_of(&i.expr)?;
+                    return matches!(self.scopes().kind(id), Kind::Coll { .. }).then_some(id);
+                }
+                _ => {
+                    let id = self.binding_of(cur)?;
+                    return match self.scopes().kind(id) {
+                        Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => Some(*coll),
+                        _ => None,
+                    };
+                }
+            }
+        }
+    }
+
+    /// The collection `c` if `e` is a view (or the in-place result) of an
+    /// element of `c`: such a value is bound as a plain tensor, and
+    /// [`check_elem_aliases`](Self::check_elem_aliases) refuses the programs
+    /// where it could not be kept in sync with its element.
+    fn elem_alias_coll(&self, e: &Expr) -> Option<usize> {
+        let aliasing = self.is_inplace_call(e)
+            || matches!(e, Expr::MethodCall(m) if matches!(
+                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                Some(OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. })
+            ));
+        self.elem_coll(e).filter(|_| aliasing)
+    }
+
+    /// True if `e` is an `if`/`match`/block whose branches are views of
+    /// tracked variables: the result's root cannot be known statically.
+    fn mixes_aliases(&self, e: &Expr) -> bool {
+        let tails = tails(e);
+        if tails.len() < 2 {
+            return false;
+        }
+        tails.iter().any(|t| self.view_chain_root(t).is_some())
+    }
+
+    fn view_chain_root(&self, e: &Expr) -> Option<usize> {
+        let mut cur = e;
+        let mut saw_view = false;
+        loop {
+            match cur {
+                Expr::MethodCall(m) => match optable::lookup(&m.method.to_string()).map(|i| i.kind)
+                {
+                    // An in-place op returns its receiver: a handle of the
+                    // same tensor, as much an alias as a view
+                    // (`[x.mul_(0.5).unsqueeze(0)]` stores a view of `x`).
+                    Some(
+                        OpKind::View { .. }
+                        | OpKind::MaybeView { .. }
+                        | OpKind::MultiView { .. }
+                        | OpKind::Inplace { .. }
+                        | OpKind::InplaceView { .. }
+                        | OpKind::Resize,
+                    ) => {
+                        saw_view = true;
+                        cur = &m.receiver;
+                    }
+                    _ => return None,
+                },
+                Expr::Paren(p) => cur = &p.expr,
+                _ => {
+                    let id = self.binding_of(cur)?;
+                    return if saw_view {
+                        self.scopes().root_of(id)
+                    } else {
+                        None
+                    };
+                }
+            }
+        }
+    }
+
+    fn is_inplace_call(&self, e: &Expr) -> bool {
+        match e {
+            Expr::MethodCall(m) => matches!(
+                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize)
+            ),
+            Expr::Paren(p) => self.is_inplace_call(&p.expr),
+            _ => false,
+        }
+    }
+
+    /// The root an in-place expression mutates, if it is a tracked place.
+    fn target_root_of(&self, e: &Expr) -> Option<usize> {
+        match e {
+            Expr::MethodCall(m) => self.receiver_root(&m.receiver),
+            Expr::Paren(p) => self.target_root_of(&p.expr),
+            _ => None,
+        }
+    }
+
+    /// The root the receiver chain `recv` of an in-place op starts from.
+    fn receiver_root(&self, recv: &Expr) -> Option<usize> {
+        let mut cur: &Expr = recv;
+        loop {
+            match cur {
+                // Only views and in-place ops pass the storage on:
+                // `a.add(1.0).sqrt_()` mutates a fresh value.
+                Expr::MethodCall(mm) if passes_storage(mm) => cur = &mm.receiver,
+                Expr::MethodCall(_) => return None,
+                Expr::Paren(p) => cur = &p.expr,
+                Expr::Index(i) => cur = &i.expr,
+                Expr::Unary(u) => cur = &u.expr,
+                _ => break,
+            }
+        }
+        self.binding_of(cur)
+            .and_then(|id| self.scopes().root_of(id))
+    }
+
+    /// The one classification of an in-place op's receiver `recv` (see
+    /// [`Receiver`]). Only views and in-place ops pass a tensor's storage
+    /// on; anything else a method returns is made by it.
+    fn classify_receiver(&self, recv: &Expr) -> Receiver {
+        match recv {
+            Expr::Paren(p) => self.classify_receiver(&p.expr),
+            Expr::Group(g) => self.classify_receiver(&g.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => match self.binding_of(&u.expr)
+            {
+                Some(id) => match self.scopes().kind(id) {
+                    Kind::ElemAt { coll, .. } => Receiver::Place(*coll),
+                    Kind::ElemRef { .. } | Kind::Root { .. } => Receiver::Place(id),
+                    _ => self.made(recv),
+                },
+                None => self.made(recv),
+            },
+            Expr::Path(_) | Expr::Field(_) => match self.binding_of(recv) {
+                Some(id) => match self.scopes().kind(id) {
+                    Kind::ElemAt { coll, .. } => Receiver::Place(*coll),
+                    Kind::Root { .. } | Kind::Alias { .. } | Kind::ElemRef { .. } => {
+                        Receiver::Place(id)
+                    }
+                    Kind::Ambiguous => Receiver::Ambiguous,
+                    _ => self.made(recv),
+                },
+                None => self.made(recv),
+            },
+            Expr::Index(ix) => {
+                if let Some(id) = self.binding_of(&ix.expr)
+                    && matches!(
+                        self.scopes().kind(id),
+                        Kind::Coll { .. } | Kind::Multi { .. }
+                    )
+                {
+                    return Receiver::Place(id);
+                }
+                if let Expr::MethodCall(m) = &*ix.expr
+                    && matches!(
+                        optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                        Some(OpKind::MultiView { .. })
+                    )
+                    && let Receiver::Place(id) = self.classify_receiver(&m.receiver)
+                {
+                    return Receiver::Place(id);
+                }
+                self.made(recv)
+            }
+            Expr::MethodCall(m) => match optable::lookup(&m.method.to_string()).map(|i| i.kind) {
+                Some(OpKind::View { .. } | OpKind::MaybeView { .. }) => {
+                    match self.classify_receiver(&m.receiver) {
+                        Receiver::Untracked | Receiver::Made => self.made(recv),
+                        other => other,
+                    }
+                }
+                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. }) => {
+                    match self.classify_receiver(peel_inplace(&m.receiver)) {
+                        Receiver::Untracked | Receiver::Made => self.made(recv),
+                        other => other,
+                    }
+                }
+                _ => self.made(recv),
+            },
+            _ => self.made(recv),
+        }
+    }
+
+    /// `Made` if `e` (not a place) is a value the expression makes itself:
+    /// a call, arithmetic, or a tensor expression that names no binding.
+    fn made(&self, e: &Expr) -> Receiver {
+        let mut bare = e;
+        while let Expr::Paren(p) = bare {
+            bare = &p.expr;
+        }
+        let named = self.binding_of(e).is_some();
+        let made = matches!(bare, Expr::Call(_) | Expr::MethodCall(_))
+            || matches!(bare, Expr::Binary(b) if matches!(
+                b.op,
+                syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)
+            ))
+            || matches!(bare, Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)));
+        if !named && (self.is_tensor_expr(e) || made) {
+            Receiver::Made
+        } else {
+            Receiver::Untracked
+        }
+    }
+}
+
+impl Resolve for Lowerer<'_> {
+    fn scopes(&self) -> &Scopes {
+        &self.scopes
+    }
+
+    fn places(&self) -> &[(String, Option<usize>, usize)] {
+        &self.places
+    }
+}
