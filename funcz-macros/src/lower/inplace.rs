@@ -61,6 +61,7 @@ impl Lowerer<'_> {
         if self.refuse_in_closure(m, root) {
             return Expr::MethodCall(m.clone());
         }
+        let class = self.classify_receiver(&m.receiver);
         // The receiver first, as Rust evaluates it: in `v.mul_(2.0).add_(&w)`
         // the inner `mul_` runs before `&w` is read.
         let target = self.target(&m.receiver);
@@ -110,6 +111,16 @@ impl Lowerer<'_> {
                     Place::Var(id) => (*id, Some(*id)),
                     Place::Index(id, _) => (*id, None),
                 };
+                if class != Receiver::Place(target_id) && self.strict {
+                    self.error(
+                        &m.receiver,
+                        format!(
+                            "internal error of #[functionalize]: the receiver is classified {class:?}, code \
+                             generation writes binding {target_id}"
+                        ),
+                        "please report this function to funcz",
+                    );
+                }
                 self.mark_mutated(target_id);
                 let commit_root = self.scopes.root_of(target_id);
                 let fresh = if steps.is_empty() { alias } else { None };

@@ -172,6 +172,9 @@ pub(crate) struct Lowerer<'a> {
     /// view call met there is only read.
     read_only: bool,
     copies: bool,
+    /// `FUNCZ_STRICT_ANALYSIS` is set: disagreements between the passes
+    /// are reported (see `expand::generate`).
+    strict: bool,
     /// Set when a `let` pattern was given a `mut` the user did not write
     /// (the lowering may reassign it): that `let` gets
     /// `#[allow(unused_mut)]`, and the user's own lints stay on.
@@ -232,6 +235,7 @@ impl<'a> Lowerer<'a> {
             inputs: Vec::new(),
             places: Vec::new(),
             copies: mode == crate::attr::Remove::MutationsAndViews,
+            strict: std::env::var_os("FUNCZ_STRICT_ANALYSIS").is_some(),
             added_mut: false,
             pre: Vec::new(),
             synced: Vec::new(),

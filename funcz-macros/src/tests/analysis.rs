@@ -131,6 +131,11 @@ fn check(f: &ItemFn, mode: Remove, origin: &str) -> bool {
             .is_none_or(|s| s.ident != "functionalize")
     });
     let (analysis, found, _, errors) = facts_and_output(&f, mode, None, true);
+    assert!(
+        !errors.iter().any(|e| e.contains("internal error")),
+        "{origin}: `{}` ({mode:?}): {errors:?}",
+        f.sig.ident
+    );
     if !errors.is_empty() {
         return false;
     }
