@@ -6,6 +6,8 @@
 
 // The macro's modules, compiled into this bench (a proc-macro crate cannot
 // export them).
+#[path = "../src/analysis/mod.rs"]
+mod analysis;
 #[path = "../src/attr.rs"]
 mod attr;
 #[path = "../src/ctxt.rs"]
@@ -14,6 +16,8 @@ mod ctxt;
 mod diag;
 #[path = "../src/expand.rs"]
 mod expand;
+#[path = "../src/inputs.rs"]
+mod inputs;
 #[path = "../src/lower/mod.rs"]
 mod lower;
 #[path = "../src/params.rs"]
