@@ -420,8 +420,8 @@ pub(crate) fn resize_of_view(lw: &Lowerer<'_>, m: &syn::ExprMethodCall) {
         m,
         "`resize_` on a view: functionalization cannot grow a tensor that shares its storage (\"Attempted to \
          resize a view tensor to a larger size\")",
-        "resize a fresh tensor (e.g. `.clone()` the view first), or build the new tensor with `Tensor::zeros` and \
-         copy into a `narrow` of it",
+        "resize a fresh tensor in a variable of its own (`let t = v.clone(); t.resize_(..);`), or build the new \
+         tensor with `Tensor::zeros` and copy into a `narrow` of it",
     );
 }
 
@@ -469,7 +469,9 @@ pub(crate) fn read_in_opaque_macro(lw: &Lowerer<'_>, ident: &Ident) {
             "`{ident}` is read inside a macro whose arguments are not expressions: #[functionalize] cannot see into \
              them, and `{ident}` is mutated in this function"
         ),
-        format!("bind what the macro needs first: `let v = &{ident};` and pass `v` to the macro"),
+        format!(
+            "bind what the macro needs first: `let v = {ident}.clone();` (its current value) and pass `v` to the macro"
+        ),
     );
 }
 
