@@ -2,9 +2,10 @@
 
 use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream};
-use syn::{Ident, LitStr, Token};
+use syn::{Ident, Token};
 
 use crate::ctxt::Ctxt;
+use crate::diag;
 
 /// What the functionalized body may still contain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,30 +57,18 @@ pub(crate) fn parse(args: TokenStream, cx: &Ctxt) -> Remove {
     let list = match parsed {
         Ok(l) => l,
         Err(e) => {
-            cx.error(
-                args,
-                format!("malformed #[functionalize] arguments: {e}"),
-                "write #[functionalize] or #[functionalize(remove = \"mutations_and_views\")]",
-            );
+            diag::malformed_args(cx, &args, &e);
             return remove;
         }
     };
     let mut seen = false;
     for arg in list {
         if arg.key != "remove" {
-            cx.error(
-                &arg.key,
-                format!("unknown #[functionalize] argument `{}`", arg.key),
-                "the only argument is `remove = \"mutations\"` or `remove = \"mutations_and_views\"`",
-            );
+            diag::unknown_argument(cx, &arg.key);
             continue;
         }
         if seen {
-            cx.error(
-                &arg.key,
-                "duplicate `remove` argument",
-                "give `remove` once",
-            );
+            diag::duplicate_remove(cx, &arg.key);
             continue;
         }
         seen = true;
@@ -90,27 +79,11 @@ pub(crate) fn parse(args: TokenStream, cx: &Ctxt) -> Remove {
             })) => match s.value().as_str() {
                 "mutations" => remove = Remove::Mutations,
                 "mutations_and_views" => remove = Remove::MutationsAndViews,
-                other => bad_value(cx, s, other),
+                _ => diag::bad_remove_value(cx, s),
             },
-            Some(v) => cx.error(
-                v,
-                "`remove` takes a string literal",
-                "write remove = \"mutations\" or remove = \"mutations_and_views\"",
-            ),
-            None => cx.error(
-                &arg.key,
-                "`remove` needs a value",
-                "write remove = \"mutations\" or remove = \"mutations_and_views\"",
-            ),
+            Some(v) => diag::remove_not_a_string(cx, v),
+            None => diag::remove_without_value(cx, &arg.key),
         }
     }
     remove
-}
-
-fn bad_value(cx: &Ctxt, s: &LitStr, other: &str) {
-    cx.error(
-        s,
-        format!("received invalid argument for remove=\"{other}\""),
-        "valid options are remove = \"mutations\" and remove = \"mutations_and_views\"",
-    );
 }

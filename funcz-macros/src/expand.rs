@@ -28,20 +28,12 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
     let func: ItemFn = match syn::parse2::<ItemFn>(item.clone()) {
         Ok(f) => f,
         Err(_) => {
-            cx.error(
-                first_tokens(&item),
-                "#[functionalize] can only be applied to a function or a method",
-                "put the attribute on a `fn` item (free function or method in an `impl` block)",
-            );
+            crate::diag::not_a_function(&cx, first_tokens(&item));
             return with_errors(item, &cx);
         }
     };
     if let Some(a) = &func.sig.asyncness {
-        cx.error(
-            a,
-            "#[functionalize] does not support `async fn`: mutations could interleave across await points",
-            "functionalize a synchronous helper and call it from the async function",
-        );
+        crate::diag::async_fn(&cx, a);
     }
     if cx.has_errors() {
         return with_errors(item, &cx);

@@ -270,19 +270,7 @@ pub(crate) fn check_uses(block: &Block, places: &[Place], cx: &Ctxt) {
                 .find(|p| p.key == key || p.key.starts_with(&format!("{key}.")))
         }
         fn refuse(&self, e: &dyn ToTokens, what: &str, place: &Place) {
-            self.cx.error(
-                e,
-                format!(
-                    "`{what}` is used as a whole while #[functionalize] tracks its tensor field `{}`: the use could \
-                     read or change that field behind the functionalized value",
-                    place.key
-                ),
-                format!(
-                    "reach the tensor through the field itself (`{}`, `&{}`), e.g. pass `&{}` to the helper instead \
-                     of `{what}`, or move the in-place ops on `{}` into a function of their own",
-                    place.key, place.key, place.key, place.key
-                ),
-            );
+            crate::diag::field_base_used_whole(self.cx, e, what, &place.key);
         }
     }
     impl<'ast> Visit<'ast> for Check<'_> {
@@ -313,19 +301,7 @@ pub(crate) fn check_uses(block: &Block, places: &[Place], cx: &Ctxt) {
                     if let Some((_, key)) = place_key(&a.left)
                         && let Some(p) = self.holder(&key)
                     {
-                        self.cx.error(
-                            &a.left,
-                            format!(
-                                "`{key}` is assigned while #[functionalize] tracks the tensor field `{}` (its value \
-                                 at entry is written back at exit)",
-                                p.key
-                            ),
-                            format!(
-                                "write the new value into the field in place: `{}.copy_(&new_value)` (same shape), \
-                                 or assign the field outside the functionalized function",
-                                p.key
-                            ),
-                        );
+                        crate::diag::field_assigned(self.cx, &a.left, &key, &p.key);
                         self.visit_expr(&a.right);
                         return;
                     }

@@ -162,15 +162,7 @@ impl Lowerer<'_> {
                         self.visit_expr_mut(&mut a.right);
                     }
                 } else {
-                    self.error(
-                        &a.right,
-                        format!(
-                            "`{}` is a view, and this assigns it something that is not a view of the same tensor: \
-                             #[functionalize] tracks one base per variable",
-                            self.scopes.ident(id)
-                        ),
-                        "use a new variable for the new value",
-                    );
+                    crate::diag::view_rebound_to_other_base(self, &a.right, id);
                     self.visit_expr_mut(&mut a.right);
                 }
             }

@@ -123,15 +123,7 @@ impl Lowerer<'_> {
                 }
                 match kind {
                     Some(OpKind::Autograd) => {
-                        self.error(
-                            &m.method,
-                            format!(
-                                "`.{name}()` inside a #[functionalize] function: functionalize() doesn't work \
-                                 with functions that directly use autograd"
-                            ),
-                            "compute gradients outside the functionalized function, or functionalize the \
-                             gradient computation as a whole",
-                        );
+                        crate::diag::autograd_call(self, &m.method);
                         visit_mut::visit_expr_mut(self, e);
                     }
                     Some(
@@ -309,20 +301,7 @@ impl Lowerer<'_> {
             && self.closure_escapes.last() == Some(&true)
             && self.mutated_later(root)
         {
-            self.error(
-                &*e,
-                format!(
-                    "a closure bound in a `let` reads `{}`, which this function mutates later (through `{}`): \
-                     #[functionalize] cannot see when the closure runs, so it could read a stale value",
-                    self.scopes.ident(id),
-                    self.scopes.ident(root)
-                ),
-                format!(
-                    "pass the tensor to the closure as an argument (`|t: &Tensor| ...` called as `c(&{})`), or \
-                     compute the value where the closure would run",
-                    self.scopes.ident(id)
-                ),
-            );
+            crate::diag::closure_reads_mutated(self, e, id, root);
         }
         if self.has_state(id) {
             self.check_stale_read(id, &*e);
@@ -339,14 +318,7 @@ impl Lowerer<'_> {
         if let Some(name) = &via_ref {
             let target = self.scopes.ident(id).clone();
             if self.scopes.lookup(&target.to_string()) != Some(id) {
-                self.error(
-                    &*e,
-                    format!(
-                        "`{name}` is a reference to `{target}`, which a later `let` shadows: #[functionalize] \
-                         reads `{name}` as `&{target}` and cannot name the shadowed tensor"
-                    ),
-                    format!("rename the later `{target}`"),
-                );
+                crate::diag::reference_to_shadowed(self, e, name, &target);
                 return;
             }
             *e = pq!(#target);

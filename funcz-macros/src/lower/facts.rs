@@ -84,16 +84,7 @@ impl Lowerer<'_> {
         let mutated = self.stmt_mutated.last().is_some_and(|l| l.contains(&root));
         let fresh = self.stmt_fresh.last().is_some_and(|l| l.contains(&id));
         if mutated && !fresh {
-            self.error(
-                at,
-                format!(
-                    "`{}` is read after `{}` is mutated in the same statement; #[functionalize] regenerates views \
-                     between statements",
-                    self.scopes.ident(id),
-                    self.scopes.ident(root)
-                ),
-                "split the statement in two: do the in-place op first, then read the view",
-            );
+            crate::diag::stale_read_same_statement(self, at, id, root);
         }
     }
 

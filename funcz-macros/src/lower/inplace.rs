@@ -33,16 +33,7 @@ impl Lowerer<'_> {
         }
         let captured = root.is_none_or(|r| self.captured(r));
         if captured {
-            self.error(
-                m,
-                format!(
-                    "in-place `{}` inside a closure on a tensor from outside the closure: #[functionalize] cannot \
-                     see when the closure runs, so it cannot write the mutation back",
-                    m.method
-                ),
-                "write the loop as a `for` loop in the function body, or use the out-of-place op and return the \
-                 new value from the closure",
-            );
+            crate::diag::inplace_in_closure(self, m);
         }
         captured
     }
@@ -89,16 +80,7 @@ impl Lowerer<'_> {
                         #t.#fname(#args)
                     });
                 }
-                self.error(
-                    &m.receiver,
-                    format!(
-                        "in-place `{op}` on `{}`, a value #[functionalize] cannot track (it is not a tensor \
-                         parameter or a tensor made in this function)",
-                        m.receiver.to_token_stream()
-                    ),
-                    "pass the tensor as a parameter (`&Tensor`, `&mut Tensor`, `&mut [Tensor]`), or bind it with \
-                     a type: `let x: Tensor = ...;`",
-                );
+                crate::diag::inplace_on_untracked(self, &m.receiver, &op);
                 Expr::MethodCall(m.clone())
             }
             Some(Target::Refused) => Expr::MethodCall(m.clone()),
@@ -368,15 +350,7 @@ impl Lowerer<'_> {
                 if viewed {
                     // The views keep addressing the storage as laid out
                     // before; replaying them on the new layout would not.
-                    self.error(
-                        m,
-                        format!(
-                            "`resize_` on `{}`, which has views: #[functionalize] cannot keep them in sync \
-                             with the resized tensor",
-                            self.scopes.ident(id)
-                        ),
-                        "resize before making views of it, or resize a `.clone()`",
-                    );
+                    crate::diag::resize_with_views(self, m, id);
                 }
                 // A root resized more than once (or in a loop) is held as a
                 // view of a hidden base standing for its storage, which
@@ -418,13 +392,7 @@ impl Lowerer<'_> {
                 pq!(#rt::resize_view(#name, &mut #v, &mut #s, #args, #mode))
             }
             _ => {
-                self.error(
-                    m,
-                    "`resize_` on a view: functionalization cannot grow a tensor that shares its storage \
-                     (\"Attempted to resize a view tensor to a larger size\")",
-                    "resize a fresh tensor (e.g. `.clone()` the view first), or build the new tensor with \
-                     `Tensor::zeros` and copy into a `narrow` of it",
-                );
+                crate::diag::resize_of_view(self, m);
                 Expr::MethodCall(m.clone())
             }
         }

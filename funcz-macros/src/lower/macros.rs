@@ -90,14 +90,7 @@ impl Lowerer<'_> {
                 && self.var(id) != ident
                 && self.has_state(id)
             {
-                self.error(
-                    &ident,
-                    format!(
-                        "`{ident}` is read inside a macro whose arguments are not expressions: #[functionalize] \
-                         cannot see into them, and `{ident}` is mutated in this function"
-                    ),
-                    format!("bind what the macro needs first: `let v = &{ident};` and pass `v` to the macro"),
-                );
+                crate::diag::read_in_opaque_macro(self, &ident);
             }
         }
     }
@@ -113,17 +106,7 @@ impl Lowerer<'_> {
         if let Some(root) = self.view_chain_root(e)
             && self.mutated_later(root)
         {
-            self.error(
-                e,
-                format!(
-                    "a view of `{}` is stored in a collection or struct, but this function mutates `{}` later: \
-                     the stored view would not follow the mutation",
-                    self.scopes.ident(root),
-                    self.scopes.ident(root)
-                ),
-                "store a copy (`.clone()`), or build the collection after the last mutation, or keep the view in \
-                 its own variable (`let v = ...;`), which #[functionalize] keeps up to date",
-            );
+            crate::diag::view_stored(self, e, root);
         }
     }
 
@@ -141,13 +124,7 @@ impl Lowerer<'_> {
             }
         });
         if let Some((ident, _)) = found {
-            self.error(
-                &ident,
-                format!(
-                    "in-place `{ident}` inside a macro invocation: #[functionalize] cannot see into macro arguments"
-                ),
-                "do the in-place op in its own statement before the macro call",
-            );
+            crate::diag::inplace_in_macro(self, &ident);
         }
         // Aliases read by the macro must be current.
         let mut names = Vec::new();

@@ -253,15 +253,6 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    pub(crate) fn error(
-        &self,
-        tokens: impl ToTokens,
-        msg: impl std::fmt::Display,
-        help: impl std::fmt::Display,
-    ) {
-        self.cx.error(tokens, msg, help);
-    }
-
     // ---------- facts about bindings ----------
 
     // ---------- blocks and statements ----------

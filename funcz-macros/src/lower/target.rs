@@ -34,17 +34,7 @@ impl Lowerer<'_> {
             Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => *coll,
             _ => {
                 if let Some(&(_, coll)) = self.elem_aliases.iter().find(|(a, _)| *a == id) {
-                    let name = self.scopes.ident(id);
-                    self.error(
-                        name,
-                        format!(
-                            "`{name}` is a view of an element of `{}`: #[functionalize] cannot write a mutation \
-                             through it back into the element",
-                            self.scopes.ident(coll)
-                        ),
-                        "mutate through the element itself (`xs[i].narrow(..).add_(..)`), or `.clone()` the view \
-                         if it should be independent",
-                    );
+                    crate::diag::mutation_through_elem_view(self, id, coll);
                 }
                 return;
             }
@@ -52,16 +42,7 @@ impl Lowerer<'_> {
         for &(alias, c) in &self.elem_aliases {
             let name = self.scopes.ident(alias);
             if c == coll && self.scopes.lookup(&name.to_string()) == Some(alias) {
-                self.error(
-                    name,
-                    format!(
-                        "`{}` is mutated while `{name}`, a view of one of its elements, is in scope: \
-                         #[functionalize] replaces mutated elements, so `{name}` would go stale",
-                        self.scopes.ident(coll)
-                    ),
-                    "make the view after the mutation (or in a block that ends before it), index the element \
-                     where it is used, or `.clone()` the view if the old value is wanted",
-                );
+                crate::diag::elem_view_goes_stale(self, alias, coll);
             }
         }
     }
@@ -137,7 +118,11 @@ impl Lowerer<'_> {
                         steps: Vec::new(),
                     });
                 }
-                matches!(self.scopes.kind(id), Kind::ElemRef { .. } | Kind::Root { .. }).then(|| Target::Place {
+                matches!(
+                    self.scopes.kind(id),
+                    Kind::ElemRef { .. } | Kind::Root { .. }
+                )
+                .then(|| Target::Place {
                     prelude: Vec::new(),
                     place: Place::Var(id),
                     steps: Vec::new(),
@@ -154,28 +139,24 @@ impl Lowerer<'_> {
                             steps: Vec::new(),
                         })
                     }
-                    Kind::Root { .. } | Kind::Alias { .. } | Kind::ElemRef { .. } => Some(Target::Place {
-                        prelude: Vec::new(),
-                        place: Place::Var(id),
-                        steps: Vec::new(),
-                    }),
+                    Kind::Root { .. } | Kind::Alias { .. } | Kind::ElemRef { .. } => {
+                        Some(Target::Place {
+                            prelude: Vec::new(),
+                            place: Place::Var(id),
+                            steps: Vec::new(),
+                        })
+                    }
                     Kind::Ambiguous => {
-                        self.error(
-                            e,
-                            format!(
-                                "cannot tell statically which tensor `{}` is a view of, so its mutation cannot be \
-                                 written back",
-                                self.scopes.ident(id)
-                            ),
-                            "make the view in one place after the branch (e.g. compute the index in the `if` and \
-                             call `.narrow(..)` once), or `.clone()` it in each branch",
-                        );
+                        crate::diag::ambiguous_view(self, e, id);
                         Some(Target::Refused)
                     }
                     _ => None,
                 }
             }
-            Expr::Index(ix) => match self.binding_of(&ix.expr).map(|id| (id, self.scopes.kind(id).clone())) {
+            Expr::Index(ix) => match self
+                .binding_of(&ix.expr)
+                .map(|id| (id, self.scopes.kind(id).clone()))
+            {
                 Some((id, Kind::Coll { .. } | Kind::Multi { .. })) => {
                     let mut index = (*ix.index).clone();
                     self.visit_expr_mut(&mut index);
@@ -203,7 +184,11 @@ impl Lowerer<'_> {
                                     self.visit_expr_mut(a);
                                 }
                                 steps.push(Step::View(m.method.clone(), args));
-                                Some(Target::Place { prelude, place, steps })
+                                Some(Target::Place {
+                                    prelude,
+                                    place,
+                                    steps,
+                                })
                             }
                             other => Some(other),
                         }
@@ -221,7 +206,11 @@ impl Lowerer<'_> {
                                 steps,
                             } => {
                                 prelude.insert(0, Stmt::Expr(first, Some(Default::default())));
-                                Some(Target::Place { prelude, place, steps })
+                                Some(Target::Place {
+                                    prelude,
+                                    place,
+                                    steps,
+                                })
                             }
                             other => Some(other),
                         }
@@ -251,7 +240,11 @@ impl Lowerer<'_> {
                 let mut index = (*ix.index).clone();
                 self.visit_expr_mut(&mut index);
                 steps.push(Step::MultiOut(m.method.clone(), args, index));
-                return Some(Target::Place { prelude, place, steps });
+                return Some(Target::Place {
+                    prelude,
+                    place,
+                    steps,
+                });
             }
             None
         })

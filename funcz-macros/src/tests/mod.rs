@@ -2,6 +2,7 @@
 
 mod analysis;
 mod corpus;
+mod diag_coverage;
 mod refused;
 mod snapshots;
 
