@@ -20,6 +20,18 @@ impl Ctxt {
         ));
     }
 
+    /// Records an internal error of the macro (two of its passes disagree:
+    /// a bug of funcz, not of the user's code), reported only in strict
+    /// mode (see `expand::generate`).
+    pub(crate) fn internal(&self, tokens: impl ToTokens, what: impl Display) {
+        self.error(
+            tokens,
+            format!("internal error of #[functionalize]: {what}"),
+            "please report this function to funcz; without FUNCZ_STRICT_ANALYSIS the function is generated \
+             from the facts code generation found",
+        );
+    }
+
     /// Takes over the errors collected by `other`.
     pub(crate) fn absorb(&self, other: Ctxt) {
         self.errors.borrow_mut().extend(other.errors.into_inner());

@@ -82,13 +82,9 @@ fn generate(
         // (A refused function is re-emitted as written; its refusals are
         // still decided on the facts code generation found.)
         if !round_cx.has_errors() && strict {
-            cx.error(
+            cx.internal(
                 &func.sig.ident,
-                format!(
-                    "internal error of #[functionalize]: its analysis pass found {facts:?}, code generation {found:?}"
-                ),
-                "please report this function to funcz; without FUNCZ_STRICT_ANALYSIS the function is generated \
-                 from the facts code generation found",
+                format!("its analysis pass found {facts:?}, code generation {found:?}"),
             );
             return out;
         }

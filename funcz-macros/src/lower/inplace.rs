@@ -94,13 +94,9 @@ impl Lowerer<'_> {
                     Place::Index(id, _) => (*id, None),
                 };
                 if class != Receiver::Place(target_id) && self.strict {
-                    self.error(
+                    self.cx.internal(
                         &m.receiver,
-                        format!(
-                            "internal error of #[functionalize]: the receiver is classified {class:?}, code \
-                             generation writes binding {target_id}"
-                        ),
-                        "please report this function to funcz",
+                        format!("the receiver is classified {class:?}, code generation writes binding {target_id}"),
                     );
                 }
                 self.mark_mutated(target_id);
