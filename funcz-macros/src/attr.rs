@@ -1,4 +1,7 @@
 //! The attribute's arguments: `remove = "mutations" | "mutations_and_views"`.
+//!
+//! Input: `remove = "mutations_and_views"`.
+//! Output: `Remove::MutationsAndViews`, emitted as `::funcz::rt::Mode::Copies`.
 
 use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream};

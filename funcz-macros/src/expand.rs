@@ -1,6 +1,12 @@
 //! Assembles the functionalized function: options, inputs prologue, the
 //! lowered body, and the write-backs at exit. On any error, emits the
 //! original function unchanged plus the errors, so the IDE keeps working.
+//!
+//! Input: `fn f(xs: &mut [Tensor]) { .. }` whose body mutates `xs`.
+//! Output: `rt::check_inputs_disjoint(..)`, `let __fz_input_0 = xs;`,
+//! `let mut xs: Vec<_> = __fz_input_0.iter().map(rt::input).collect();`, the
+//! lowered body, then `rt::write_back_all(&__fz_input_0[..], &xs[..])` at
+//! every exit.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
@@ -57,11 +63,11 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Generates the function from the analysis' facts. Code generation
 /// records the facts it acted on as it goes; they must be the analysis'
 /// facts. Where they are not (a shape the analysis walks differently from
-/// code generation: a bug of this crate), the function is generated again
-/// from what code generation found, so the output stays correct; with
-/// `FUNCZ_STRICT_ANALYSIS` set (this workspace's tests and the
-/// differential runs set it) the difference is a compile error instead, so
-/// that tests find it.
+/// code generation: a bug of this crate), with `FUNCZ_STRICT_ANALYSIS` set
+/// (this workspace's builds set it) that is a compile error, so that tests
+/// find it; without it, the function is generated once more from the facts
+/// code generation found (a safety net for users, not a fixpoint: if that
+/// generation disagrees again, it is a compile error too).
 fn generate(
     func: &ItemFn,
     cx: &Ctxt,
@@ -71,31 +77,35 @@ fn generate(
     tensor_params: &std::collections::HashSet<String>,
     strict: bool,
 ) -> ItemFn {
-    let mut facts = facts;
-    for round in 0.. {
-        let round_cx = Ctxt::default();
-        let (out, found) = lower_fn(func, &round_cx, mode, facts.clone(), places, tensor_params);
-        if found.same_as(&facts) || round == 4 {
-            cx.absorb(round_cx);
-            return out;
-        }
-        // (A refused function is re-emitted as written; its refusals are
-        // still decided on the facts code generation found.)
-        if !round_cx.has_errors() && strict {
-            cx.internal(
-                &func.sig.ident,
-                format!("its analysis pass found {facts:?}, code generation {found:?}"),
-            );
-            return out;
-        }
-        let mut next = facts.clone();
-        next.mutated.extend(found.mutated);
-        next.meta.extend(found.meta);
-        next.mutations = found.mutations;
-        next.resizes = found.resizes;
-        facts = next;
+    let first_cx = Ctxt::default();
+    let (out, found) = lower_fn(func, &first_cx, mode, facts.clone(), places, tensor_params);
+    // (A refused function is re-emitted as written: its facts are moot.)
+    if found.same_as(&facts) || first_cx.has_errors() {
+        cx.absorb(first_cx);
+        return out;
     }
-    unreachable!("the loop returns")
+    if strict {
+        cx.internal(
+            &func.sig.ident,
+            format!("its analysis pass found {facts:?}, code generation {found:?}"),
+        );
+        return out;
+    }
+    let mut merged = facts;
+    merged.mutated.extend(found.mutated);
+    merged.meta.extend(found.meta);
+    merged.mutations = found.mutations;
+    merged.resizes = found.resizes;
+    let retry_cx = Ctxt::default();
+    let (out, again) = lower_fn(func, &retry_cx, mode, merged.clone(), places, tensor_params);
+    if !again.same_as(&merged) && !retry_cx.has_errors() {
+        retry_cx.internal(
+            &func.sig.ident,
+            format!("code generation found {merged:?}, then {again:?}"),
+        );
+    }
+    cx.absorb(retry_cx);
+    out
 }
 
 /// The field places (`self.cache`, `c.0`) of non-tensor parameters and of

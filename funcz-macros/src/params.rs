@@ -1,4 +1,8 @@
 //! Which parameters are tensors, and how they are passed.
+//!
+//! Input: `x: &Tensor`, `xs: &mut [Tensor]`, `y: Option<&Tensor>`, `n: usize`.
+//! Output: `Tensor(Ref)`, `Collection { passing: RefMut, vec: false }`,
+//! `Optional`, none.
 
 use syn::{GenericArgument, PathArguments, Type};
 

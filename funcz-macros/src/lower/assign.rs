@@ -2,6 +2,9 @@
 //! written and released first; a value the macro cannot prove fresh is
 //! checked); of a view, re-derives it from its base; `x op= y` is the
 //! in-place op.
+//!
+//! Input: `x = a.exp();` with `x` a local root the body mutates.
+//! Output: `{ __fz_v_x_1 = a.exp(); __fz_state_1.rebind(&__fz_v_x_1); }`
 
 #[allow(unused_imports)]
 use super::*;

@@ -2,6 +2,9 @@
 //! variable holds a binding, whether a root is tracked or re-laid-out,
 //! what a syntax node is (a tensor? a binding?), and the syncs that bring
 //! stale aliases up to date before a statement.
+//!
+//! Input: a read of `v`, a view of the mutated root `x`.
+//! Output: before the statement, `rt::sync(&mut v, &mut __fz_state_2, &__fz_v_x_0, &__fz_state_0, mode);`
 
 #[allow(unused_imports)]
 use super::*;

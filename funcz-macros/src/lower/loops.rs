@@ -1,6 +1,9 @@
 //! Loops over tensors and collections: `for r in x.unbind(0)` binds views,
 //! `for t in xs.iter()` elements whose mutation is written back to the
 //! collection (`iter` becomes `iter_mut` when needed).
+//!
+//! Input: `for x in xs.iter() { x.mul_(2.0); }` with `xs: &mut [Tensor]`.
+//! Output: `for x in xs.iter_mut() { if rt::can_donate(&(*x)) { (*x).mul_(2.0); rt::donated("mul", &mut (*x)); } else { (*x) = (*x).mul(2.0); } }`
 
 #[allow(unused_imports)]
 use super::*;

@@ -2,6 +2,11 @@
 //! results are committed back into their roots, views become tracked
 //! aliases (or `*_copy`s), stale aliases are regenerated where they are
 //! used, and every exit writes mutated inputs back.
+//!
+//! Input: `fn f(a: &Tensor) -> Tensor { let x = a.clone(); x.add_(1.0); x }`
+//! Output: `let mut __fz_v_x_1 = a.clone(); let mut __fz_state_1 = rt::Tracked::root(&__fz_v_x_1);`
+//! then `add_` as a donating update (`add_` on the buffer if nothing else
+//! holds it, else `add` and `rt::commit_root`), and `x` returned.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
