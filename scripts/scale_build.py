@@ -123,7 +123,8 @@ def main():
     ]
     print(f"{N} small functions" if MANY else f"{N} statements")
     rounds = int(os.environ.get("ROUNDS", "3"))
-    for profile in ["debug", "release"]:
+    # PROFILES=debug (or release) times one profile only.
+    for profile in os.environ.get("PROFILES", "debug,release").split(","):
         write("")
         build(profile)  # dependencies, once
         # Interleaved rounds, the minimum of each: other work on the

@@ -96,12 +96,16 @@ fn generate(
     merged.meta.extend(found.meta);
     merged.mutations = found.mutations;
     merged.resizes = found.resizes;
+    merged.declared = found.declared;
     let retry_cx = Ctxt::default();
     let (out, again) = lower_fn(func, &retry_cx, mode, merged.clone(), places, tensor_params);
     if !again.same_as(&merged) && !retry_cx.has_errors() {
         retry_cx.internal(
             &func.sig.ident,
-            format!("code generation found {merged:?}, then {again:?}"),
+            format!(
+                "two code generations disagree on {}",
+                merged.difference(&again).unwrap_or_default()
+            ),
         );
     }
     cx.absorb(retry_cx);
@@ -348,5 +352,7 @@ fn lower_fn(
     }
     prologue.extend(stmts);
     out.block.stmts = prologue;
-    (out, lw.found)
+    let mut found = lw.found;
+    found.declared = std::mem::take(&mut lw.scopes.declared);
+    (out, found)
 }

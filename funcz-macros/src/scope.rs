@@ -55,21 +55,64 @@ pub(crate) struct Facts {
     pub mutations: HashMap<usize, usize>,
     /// How many `resize_` calls on each root the body has.
     pub resizes: HashMap<usize, usize>,
+    /// Every binding declared, in order, with its kind when declared: code
+    /// generation must declare the same ones (so that ids agree).
+    pub declared: Vec<(String, Kind)>,
 }
 
 impl Facts {
     /// Whether two sets of facts agree in everything code generation reads.
     pub fn same_as(&self, other: &Self) -> bool {
-        self.mutated == other.mutated
-            && self.meta == other.meta
-            && self.mutations == other.mutations
-            && self.resizes == other.resizes
+        self.difference(other).is_none()
+    }
+
+    /// The first thing two sets of facts disagree on, in words.
+    pub fn difference(&self, other: &Self) -> Option<String> {
+        if let Some(k) = (0..self.declared.len().max(other.declared.len()))
+            .find(|&k| self.declared.get(k) != other.declared.get(k))
+        {
+            return Some(format!(
+                "binding {k} is {:?} in one, {:?} in the other",
+                self.declared.get(k),
+                other.declared.get(k)
+            ));
+        }
+        let named = |id: &usize| {
+            self.declared
+                .get(*id)
+                .map_or(format!("#{id}"), |(n, _)| n.clone())
+        };
+        let sets = [
+            ("mutated", &self.mutated, &other.mutated),
+            ("re-laid-out", &self.meta, &other.meta),
+        ];
+        for (what, a, b) in sets {
+            if let Some(id) = a.symmetric_difference(b).next() {
+                return Some(format!("whether `{}` is {what}", named(id)));
+            }
+        }
+        for (what, a, b) in [
+            ("mutations", &self.mutations, &other.mutations),
+            ("resizes", &self.resizes, &other.resizes),
+        ] {
+            if let Some(id) = a.keys().chain(b.keys()).find(|id| a.get(id) != b.get(id)) {
+                return Some(format!(
+                    "the number of {what} of `{}`: {:?} against {:?}",
+                    named(id),
+                    a.get(id),
+                    b.get(id)
+                ));
+            }
+        }
+        None
     }
 }
 
 #[derive(Default)]
 pub(crate) struct Scopes {
     pub bindings: Vec<Binding>,
+    /// Each binding's kind when it was declared (see `Facts::declared`).
+    pub declared: Vec<(String, Kind)>,
     /// Names in scope: (name, binding, is a `let r = &x` name for it).
     stack: Vec<Vec<(String, usize, bool)>>,
 }
@@ -85,6 +128,7 @@ impl Scopes {
 
     pub fn declare(&mut self, ident: &Ident, kind: Kind) -> usize {
         let id = self.bindings.len();
+        self.declared.push((ident.to_string(), kind.clone()));
         self.bindings.push(Binding {
             ident: ident.clone(),
             kind,

@@ -53,11 +53,9 @@ pub(crate) fn analyze(
         a.scopes.push();
         a.places = crate::inputs::declare(func, tensor_params, places, &mut a.scopes).places;
         a.stmts(&func.block.stmts);
-        let found = a.found;
-        let done = found.mutated == known.mutated
-            && found.meta == known.meta
-            && found.mutations == known.mutations
-            && found.resizes == known.resizes;
+        let mut found = a.found;
+        found.declared = a.scopes.declared;
+        let done = found.same_as(&known);
         known = found;
         if done {
             break;
