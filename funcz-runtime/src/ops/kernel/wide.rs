@@ -114,7 +114,7 @@ fn zip3_push_body<T: Copy, F: Fn(T, T, T) -> T>(
 fn head<T>(p: *const T, n: usize) -> usize {
     let size = std::mem::size_of::<T>();
     let addr = p as usize;
-    if size == 0 || 32 % size != 0 || addr % size != 0 {
+    if size == 0 || !32usize.is_multiple_of(size) || !addr.is_multiple_of(size) {
         return 0;
     }
     (((32 - addr % 32) % 32) / size).min(n)
@@ -320,7 +320,11 @@ mod tests {
 
     /// The kernels of the ops that use these loops, and `relu`'s select
     /// (not used in place with `W = true`, but it must agree anyway).
-    fn unaries() -> Vec<(&'static str, Box<dyn Fn(f32) -> f32>)> {
+    type Unary = Box<dyn Fn(f32) -> f32>;
+    type Binary = fn(f32, f32) -> f32;
+    type Ternary = fn(f32, f32, f32) -> f32;
+
+    fn unaries() -> Vec<(&'static str, Unary)> {
         vec![
             ("neg", Box::new(|x: f32| -x)),
             ("abs", Box::new(|x: f32| x.abs())),
@@ -379,7 +383,7 @@ mod tests {
                     assert_eq!(bits(&out), bits(&want), "{name} n={n} (avx2 push)");
                 }
             }
-            let binaries: [(&str, fn(f32, f32) -> f32); 4] = [
+            let binaries: [(&str, Binary); 4] = [
                 ("add", |x, y| x + y),
                 ("sub", |x, y| x - y),
                 ("mul", |x, y| x * y),
@@ -412,7 +416,7 @@ mod tests {
                 }
             }
             // addcmul / addcdiv with a value that makes every rounding count.
-            let ternaries: [(&str, fn(f32, f32, f32) -> f32); 2] = [
+            let ternaries: [(&str, Ternary); 2] = [
                 ("addcmul", |x, y, z| x + 0.3 * y * z),
                 ("addcdiv", |x, y, z| x + -0.001 * y / z),
             ];
