@@ -10,7 +10,7 @@ use crate::layout::broadcast_shapes;
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
-use super::kernel::{binary, ternary_values, unary, with_reads};
+use super::kernel::{binary, ternary_values, unary, unary_wide, with_reads};
 use super::operand::{Operand, OperandRef};
 use super::scalar_arg;
 
@@ -45,6 +45,41 @@ pub(crate) fn clamp_k<T: Element>(x: T, min: Option<T>, max: Option<T>) -> T {
         y = hi;
     }
     y
+}
+
+/// `clamp_k(x, Some(lo), Some(hi))` for bounds that are not NaN: `lo` if
+/// `x < lo`, then `hi` if above `hi`, else `x` (NaN stays NaN).
+#[inline(always)]
+pub(crate) fn clamp2_k<T: Element>(x: T, lo: T, hi: T) -> T {
+    let y = if x < lo { lo } else { x };
+    if y > hi { hi } else { y }
+}
+
+/// `relu` and `clamp` as one kernel for the wide loops: the bounds for
+/// [`clamp2_k`], with a missing bound replaced by the element type's end
+/// (`±inf`, or the integer minimum / maximum), which no comparison ever
+/// picks, so the values are [`clamp_k`]'s (and [`relu_k`]'s for `(0,
+/// None)`) bit for bit. The ends go through `black_box` so that the
+/// compiler keeps the second comparison: `*x = if x < lo { lo } else { x }`
+/// alone stores `x` itself on one path, which LLVM compiles to a masked
+/// store (`vmaskmovps`) with AVX, several times slower than the baseline
+/// loop on AMD Zen (see `kernel::wide`). With a NaN bound every element
+/// becomes the same value: `Err(that value)`.
+pub(crate) fn clamp_bounds<T: Element>(min: Option<T>, max: Option<T>) -> Result<(T, T), T> {
+    #[allow(clippy::eq_op)]
+    let nan = |v: Option<T>| v.is_some_and(|v| v != v);
+    if nan(min) || nan(max) {
+        return Err(clamp_k(T::zero(), min, max));
+    }
+    let (bot, top) =
+        std::hint::black_box((T::from_f64(f64::NEG_INFINITY), T::from_f64(f64::INFINITY)));
+    Ok((min.unwrap_or(bot), max.unwrap_or(top)))
+}
+
+/// [`clamp_bounds`] of `relu` (`min = 0`, no max): [`clamp2_k`] with
+/// these is [`relu_k`] bit for bit.
+pub(crate) fn relu_bounds<T: Element>() -> (T, T) {
+    (T::zero(), std::hint::black_box(T::from_f64(f64::INFINITY)))
 }
 
 /// PyTorch's `lerp`: `self + w * (end - self)` for `|w| < 0.5`, else
@@ -202,19 +237,30 @@ impl<T: Element> Tensor<T> {
     /// Elementwise `-self` (aten `neg`).
     #[track_caller]
     pub fn neg(&self) -> Tensor<T> {
-        trace::op("neg", || vec![self.to_arg()], || unary(self, |x| -x))
+        trace::op("neg", || vec![self.to_arg()], || unary_wide(self, |x| -x))
     }
 
     /// Elementwise `|self|` (aten `abs`).
     #[track_caller]
     pub fn abs(&self) -> Tensor<T> {
-        trace::op("abs", || vec![self.to_arg()], || unary(self, |x| x.abs()))
+        trace::op(
+            "abs",
+            || vec![self.to_arg()],
+            || unary_wide(self, |x| x.abs()),
+        )
     }
 
     /// Elementwise `max(self, 0)`; NaN stays NaN (aten `relu`).
     #[track_caller]
     pub fn relu(&self) -> Tensor<T> {
-        trace::op("relu", || vec![self.to_arg()], || unary(self, relu_k))
+        trace::op(
+            "relu",
+            || vec![self.to_arg()],
+            || {
+                let (lo, hi) = relu_bounds();
+                unary_wide(self, move |x| clamp2_k(x, lo, hi))
+            },
+        )
     }
 
     /// Clamps every element into `[min, max]`; either bound may be `None`
@@ -234,7 +280,10 @@ impl<T: Element> Tensor<T> {
         trace::op(
             "clamp",
             || vec![self.to_arg(), opt_scalar(min), opt_scalar(max)],
-            || unary(self, |x| clamp_k(x, min, max)),
+            || match clamp_bounds(min, max) {
+                Ok((lo, hi)) => unary_wide(self, move |x| clamp2_k(x, lo, hi)),
+                Err(c) => unary_wide(self, move |_| c),
+            },
         )
     }
 
@@ -306,7 +355,11 @@ impl<T: FloatElement> Tensor<T> {
     /// Elementwise square root (aten `sqrt`).
     #[track_caller]
     pub fn sqrt(&self) -> Tensor<T> {
-        trace::op("sqrt", || vec![self.to_arg()], || unary(self, |x| x.sqrt()))
+        trace::op(
+            "sqrt",
+            || vec![self.to_arg()],
+            || unary_wide(self, |x| x.sqrt()),
+        )
     }
 
     /// Elementwise `1 / (1 + e^-self)` (aten `sigmoid`).

@@ -18,13 +18,15 @@ use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
 use super::elementwise::{
-    check_clamp_bounds, check_int_divisor, clamp_k, lerp_k, opt_scalar, pow_scalar_k, relu_k,
-    sigmoid_k,
+    check_clamp_bounds, check_int_divisor, clamp_bounds, clamp2_k, lerp_k, opt_scalar,
+    pow_scalar_k, relu_bounds, sigmoid_k,
 };
 use crate::view::gather::scatter_into;
 
 use super::dtype::values_as;
-use super::kernel::{check_writable, inplace_binary, inplace_ternary, inplace_unary};
+use super::kernel::{
+    check_writable, inplace_binary, inplace_ternary, inplace_unary, inplace_unary_wide,
+};
 use super::operand::{Operand, OperandRef};
 use super::overlap::assert_no_partial_overlap;
 use super::scalar_arg;
@@ -151,7 +153,7 @@ impl<T: Element> Tensor<T> {
             "neg_",
             || vec![self.to_arg()],
             || {
-                inplace_unary("neg_", self, |x| -x);
+                inplace_unary_wide("neg_", self, |x| -x);
                 self.handle()
             },
         )
@@ -165,7 +167,13 @@ impl<T: Element> Tensor<T> {
             "abs_",
             || vec![self.to_arg()],
             || {
-                inplace_unary("abs_", self, |x| x.abs());
+                // Integer `abs` keeps `x` itself when it is not negative:
+                // baseline loops (see `kernel::wide`).
+                if T::IS_FLOAT {
+                    inplace_unary_wide("abs_", self, |x| x.abs());
+                } else {
+                    inplace_unary("abs_", self, |x| x.abs());
+                }
                 self.handle()
             },
         )
@@ -179,7 +187,8 @@ impl<T: Element> Tensor<T> {
             "relu_",
             || vec![self.to_arg()],
             || {
-                inplace_unary("relu_", self, relu_k);
+                let (lo, hi) = relu_bounds();
+                inplace_unary_wide("relu_", self, move |x| clamp2_k(x, lo, hi));
                 self.handle()
             },
         )
@@ -195,7 +204,12 @@ impl<T: Element> Tensor<T> {
             "clamp_",
             || vec![self.to_arg(), opt_scalar(min), opt_scalar(max)],
             || {
-                inplace_unary("clamp_", self, move |x| clamp_k(x, min, max));
+                match clamp_bounds(min, max) {
+                    Ok((lo, hi)) => {
+                        inplace_unary_wide("clamp_", self, move |x| clamp2_k(x, lo, hi))
+                    }
+                    Err(c) => inplace_unary_wide("clamp_", self, move |_| c),
+                }
                 self.handle()
             },
         )
@@ -244,7 +258,7 @@ impl<T: Element> Tensor<T> {
             "fill_",
             || vec![self.to_arg(), scalar_arg(value)],
             || {
-                inplace_unary("fill_", self, move |_| value);
+                inplace_unary_wide("fill_", self, move |_| value);
                 self.handle()
             },
         )
@@ -258,7 +272,7 @@ impl<T: Element> Tensor<T> {
             "zero_",
             || vec![self.to_arg()],
             || {
-                inplace_unary("zero_", self, |_| T::zero());
+                inplace_unary_wide("zero_", self, |_| T::zero());
                 self.handle()
             },
         )
@@ -422,7 +436,7 @@ impl<T: FloatElement> Tensor<T> {
             "sqrt_",
             || vec![self.to_arg()],
             || {
-                inplace_unary("sqrt_", self, |x| x.sqrt());
+                inplace_unary_wide("sqrt_", self, |x| x.sqrt());
                 self.handle()
             },
         )

@@ -20,6 +20,15 @@ use crate::tensor::Tensor;
 
 use super::operand::OperandRef;
 
+mod wide;
+
+/// The `W` argument of the kernels: the contiguous loops may run their
+/// AVX2 copy ([`wide`]).
+const WIDE: bool = true;
+/// The `W` argument of the kernels: baseline loops only (for kernels that
+/// may return their own element unchanged; see [`wide`]).
+const BASE: bool = false;
+
 // ---------------------------------------------------------------------------
 // locking
 
@@ -323,11 +332,15 @@ impl<'a, T: Element> Src<'a, T> {
 // ---- rows of in-place kernels: `d` at `o` with stride `ds`, `n` elements ----
 
 #[inline(always)]
-fn row_unary<T: Element, F: Fn(T) -> T>(d: &mut [T], o: usize, ds: usize, n: usize, f: &F) {
+fn row_unary<T: Element, F: Fn(T) -> T, const W: bool>(
+    d: &mut [T],
+    o: usize,
+    ds: usize,
+    n: usize,
+    f: &F,
+) {
     if ds == 1 {
-        for x in &mut d[o..o + n] {
-            *x = f(*x);
-        }
+        wide::map_mut::<T, F, W>(&mut d[o..o + n], f);
     } else {
         for x in d[o..].iter_mut().step_by(ds).take(n) {
             *x = f(*x);
@@ -337,7 +350,7 @@ fn row_unary<T: Element, F: Fn(T) -> T>(d: &mut [T], o: usize, ds: usize, n: usi
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn row_binary<T: Element, F: Fn(T, T) -> T>(
+fn row_binary<T: Element, F: Fn(T, T) -> T, const W: bool>(
     d: &mut [T],
     o: usize,
     ds: usize,
@@ -348,14 +361,10 @@ fn row_binary<T: Element, F: Fn(T, T) -> T>(
     f: &F,
 ) {
     match (ds, ss) {
-        (1, 1) => {
-            for (x, &y) in d[o..o + n].iter_mut().zip(&s[so..so + n]) {
-                *x = f(*x, y);
-            }
-        }
+        (1, 1) => wide::zip_mut::<T, F, W>(&mut d[o..o + n], &s[so..so + n], f),
         (_, 0) => {
             let y = s[so];
-            row_unary(d, o, ds, n, &|x| f(x, y));
+            row_unary::<T, _, W>(d, o, ds, n, &|x| f(x, y));
         }
         _ => {
             let ys = s[so..].iter().step_by(ss);
@@ -368,7 +377,7 @@ fn row_binary<T: Element, F: Fn(T, T) -> T>(
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn row_ternary<T: Element, F: Fn(T, T, T) -> T>(
+fn row_ternary<T: Element, F: Fn(T, T, T) -> T, const W: bool>(
     d: &mut [T],
     o: usize,
     ds: usize,
@@ -380,19 +389,14 @@ fn row_ternary<T: Element, F: Fn(T, T, T) -> T>(
     f: &F,
 ) {
     match (ds, sa, sb) {
-        (1, 1, 1) => {
-            let (a, b) = (&a[oa..oa + n], &b[ob..ob + n]);
-            for ((x, &y), &z) in d[o..o + n].iter_mut().zip(a).zip(b) {
-                *x = f(*x, y, z);
-            }
-        }
+        (1, 1, 1) => wide::zip3_mut::<T, F, W>(&mut d[o..o + n], &a[oa..oa + n], &b[ob..ob + n], f),
         (_, _, 0) => {
             let z = b[ob];
-            row_binary(d, o, ds, a, oa, sa, n, &|x, y| f(x, y, z));
+            row_binary::<T, _, W>(d, o, ds, a, oa, sa, n, &|x, y| f(x, y, z));
         }
         (_, 0, _) => {
             let y = a[oa];
-            row_binary(d, o, ds, b, ob, sb, n, &|x, z| f(x, y, z));
+            row_binary::<T, _, W>(d, o, ds, b, ob, sb, n, &|x, z| f(x, y, z));
         }
         _ => {
             for i in 0..n {
@@ -406,7 +410,7 @@ fn row_ternary<T: Element, F: Fn(T, T, T) -> T>(
 // ---- rows of out-of-place kernels: appended to `out` ----
 
 #[inline(always)]
-fn push_unary<T: Element, F: Fn(T) -> T>(
+fn push_unary<T: Element, F: Fn(T) -> T, const W: bool>(
     out: &mut Vec<T>,
     a: &[T],
     oa: usize,
@@ -415,7 +419,7 @@ fn push_unary<T: Element, F: Fn(T) -> T>(
     f: &F,
 ) {
     match sa {
-        1 => out.extend(a[oa..oa + n].iter().map(|&x| f(x))),
+        1 => wide::map_push::<T, F, W>(out, &a[oa..oa + n], f),
         0 => {
             let y = f(a[oa]);
             out.extend(std::iter::repeat_n(y, n));
@@ -425,7 +429,7 @@ fn push_unary<T: Element, F: Fn(T) -> T>(
 }
 
 #[inline(always)]
-fn push_binary<T: Element, F: Fn(T, T) -> T>(
+fn push_binary<T: Element, F: Fn(T, T) -> T, const W: bool>(
     out: &mut Vec<T>,
     a: &[T],
     (oa, sa): (usize, usize),
@@ -435,26 +439,21 @@ fn push_binary<T: Element, F: Fn(T, T) -> T>(
     f: &F,
 ) {
     match (sa, sb) {
-        (1, 1) => out.extend(
-            a[oa..oa + n]
-                .iter()
-                .zip(&b[ob..ob + n])
-                .map(|(&x, &y)| f(x, y)),
-        ),
+        (1, 1) => wide::zip_push::<T, F, W>(out, &a[oa..oa + n], &b[ob..ob + n], f),
         (_, 0) => {
             let y = b[ob];
-            push_unary(out, a, oa, sa, n, &|x| f(x, y));
+            push_unary::<T, _, W>(out, a, oa, sa, n, &|x| f(x, y));
         }
         (0, _) => {
             let x = a[oa];
-            push_unary(out, b, ob, sb, n, &|y| f(x, y));
+            push_unary::<T, _, W>(out, b, ob, sb, n, &|y| f(x, y));
         }
         _ => out.extend((0..n).map(|i| f(a[oa + i * sa], b[ob + i * sb]))),
     }
 }
 
 #[inline(always)]
-fn push_ternary<T: Element, F: Fn(T, T, T) -> T>(
+fn push_ternary<T: Element, F: Fn(T, T, T) -> T, const W: bool>(
     out: &mut Vec<T>,
     [a, b, c]: [&[T]; 3],
     [(oa, sa), (ob, sb), (oc, sc)]: [(usize, usize); 3],
@@ -462,24 +461,20 @@ fn push_ternary<T: Element, F: Fn(T, T, T) -> T>(
     f: &F,
 ) {
     match (sa, sb, sc) {
-        (1, 1, 1) => out.extend(
-            a[oa..oa + n]
-                .iter()
-                .zip(&b[ob..ob + n])
-                .zip(&c[oc..oc + n])
-                .map(|((&x, &y), &z)| f(x, y, z)),
-        ),
+        (1, 1, 1) => {
+            wide::zip3_push::<T, F, W>(out, &a[oa..oa + n], &b[ob..ob + n], &c[oc..oc + n], f)
+        }
         (_, _, 0) => {
             let z = c[oc];
-            push_binary(out, a, (oa, sa), b, (ob, sb), n, &|x, y| f(x, y, z));
+            push_binary::<T, _, W>(out, a, (oa, sa), b, (ob, sb), n, &|x, y| f(x, y, z));
         }
         (_, 0, _) => {
             let y = b[ob];
-            push_binary(out, a, (oa, sa), c, (oc, sc), n, &|x, z| f(x, y, z));
+            push_binary::<T, _, W>(out, a, (oa, sa), c, (oc, sc), n, &|x, z| f(x, y, z));
         }
         (0, _, _) => {
             let x = a[oa];
-            push_binary(out, b, (ob, sb), c, (oc, sc), n, &|y, z| f(x, y, z));
+            push_binary::<T, _, W>(out, b, (ob, sb), c, (oc, sc), n, &|y, z| f(x, y, z));
         }
         _ => out.extend((0..n).map(|i| f(a[oa + i * sa], b[ob + i * sb], c[oc + i * sc]))),
     }
@@ -490,32 +485,46 @@ fn push_ternary<T: Element, F: Fn(T, T, T) -> T>(
 
 /// `f` of every element of `layout` in `data`, in row-major order.
 #[inline]
-fn map_layout<T: Element, F: Fn(T) -> T>(data: &[T], layout: &Layout, f: F) -> Vec<T> {
+fn map_layout<T: Element, F: Fn(T) -> T, const W: bool>(
+    data: &[T],
+    layout: &Layout,
+    f: F,
+) -> Vec<T> {
     let n = layout.numel();
     if layout.is_contiguous() {
         let o = layout.offset;
-        data[o..o + n].iter().map(|&x| f(x)).collect()
+        let mut out = Vec::with_capacity(n);
+        wide::map_push::<T, F, W>(&mut out, &data[o..o + n], &f);
+        out
     } else if n == 0 {
         Vec::new()
     } else {
         let mut out = Vec::with_capacity(n);
         let w = Walk::new(&layout.shape, [&layout.strides], false);
         w.rows([layout.offset], |[o]| {
-            push_unary(&mut out, data, o, w.inner[0], w.n, &f)
+            push_unary::<T, F, W>(&mut out, data, o, w.inner[0], w.n, &f)
         });
         out
     }
 }
 
 /// `f` of every element of `a`, row-major.
-pub(crate) fn unary_values<T: Element, F: Fn(T) -> T>(a: &Tensor<T>, f: F) -> Vec<T> {
+fn unary_values<T: Element, F: Fn(T) -> T, const W: bool>(a: &Tensor<T>, f: F) -> Vec<T> {
     let data = a.storage.read();
-    map_layout(&data, &a.layout, f)
+    map_layout::<T, F, W>(&data, &a.layout, f)
 }
 
-/// A fresh contiguous tensor holding `f` of every element of `a`.
+/// A fresh contiguous tensor holding `f` of every element of `a` (baseline
+/// loops: for kernels that call a library function per element, which a
+/// wider loop does not speed up).
 pub(crate) fn unary<T: Element, F: Fn(T) -> T>(a: &Tensor<T>, f: F) -> Tensor<T> {
-    Tensor::from_contiguous(unary_values(a, f), a.shape())
+    Tensor::from_contiguous(unary_values::<T, F, BASE>(a, f), a.shape())
+}
+
+/// [`unary`] with the contiguous loop's AVX2 copy when the CPU has it (for
+/// arithmetic kernels: `neg`, `abs`, `sqrt`).
+pub(crate) fn unary_wide<T: Element, F: Fn(T) -> T>(a: &Tensor<T>, f: F) -> Tensor<T> {
+    Tensor::from_contiguous(unary_values::<T, F, WIDE>(a, f), a.shape())
 }
 
 /// The broadcast shape of the op's operands.
@@ -528,7 +537,7 @@ pub(crate) fn result_shape<T: Element>(op: &str, a: &Tensor<T>, b: &OperandRef<'
 }
 
 /// `f(a, b)` of the elements of `a` and `b` broadcast to `shape`, row-major.
-fn map2<T: Element, F: Fn(T, T) -> T>(
+fn map2<T: Element, F: Fn(T, T) -> T, const W: bool>(
     a: Src<'_, T>,
     b: Src<'_, T>,
     shape: &[usize],
@@ -542,12 +551,13 @@ fn map2<T: Element, F: Fn(T, T) -> T>(
     let w = Walk::new(shape, [&a.strides, &b.strides], false);
     let [sa, sb] = w.inner;
     w.rows([a.offset, b.offset], |[oa, ob]| {
-        push_binary(&mut out, a.data, (oa, sa), b.data, (ob, sb), w.n, &f)
+        push_binary::<T, F, W>(&mut out, a.data, (oa, sa), b.data, (ob, sb), w.n, &f)
     });
     out
 }
 
-/// `f(a, b)` elementwise with broadcasting, row-major, with its shape.
+/// `f(a, b)` elementwise with broadcasting, row-major, with its shape
+/// (contiguous loops in their AVX2 copy when the CPU has it).
 pub(crate) fn binary_values<T: Element, F: Fn(T, T) -> T>(
     op: &str,
     a: &Tensor<T>,
@@ -556,7 +566,7 @@ pub(crate) fn binary_values<T: Element, F: Fn(T, T) -> T>(
 ) -> (Vec<T>, Dims) {
     let shape = result_shape(op, a, &b);
     let b = match b {
-        OperandRef::Scalar(s) => return (unary_values(a, move |x| f(x, s)), shape),
+        OperandRef::Scalar(s) => return (unary_values::<T, _, WIDE>(a, move |x| f(x, s)), shape),
         OperandRef::Tensor(b) => b,
     };
     let (la, lb) = (&a.layout, &b.layout);
@@ -565,9 +575,11 @@ pub(crate) fn binary_values<T: Element, F: Fn(T, T) -> T>(
             let n = la.numel();
             let sa = &da[la.offset..la.offset + n];
             let sb = &db[lb.offset..lb.offset + n];
-            sa.iter().zip(sb).map(|(&x, &y)| f(x, y)).collect()
+            let mut out = Vec::with_capacity(n);
+            wide::zip_push::<T, F, WIDE>(&mut out, sa, sb, &f);
+            out
         } else {
-            map2(
+            map2::<T, F, WIDE>(
                 Src::broadcast(da, la, &shape),
                 Src::broadcast(db, lb, &shape),
                 &shape,
@@ -623,7 +635,7 @@ pub(crate) fn ternary_values<T: Element, F: Fn(T, T, T) -> T>(
         w.rows(
             [srcs[0].offset, srcs[1].offset, srcs[2].offset],
             |[oa, ob, oc]| {
-                push_ternary(
+                push_ternary::<T, F, WIDE>(
                     &mut out,
                     [da, db, dc],
                     [(oa, sa), (ob, sb), (oc, sc)],
@@ -643,20 +655,20 @@ pub(crate) fn ternary_values<T: Element, F: Fn(T, T, T) -> T>(
 /// `x = f(x)` for every element of `layout` in `data`. The layout must not
 /// overlap itself.
 #[inline]
-pub(crate) fn apply_unary<T: Element, F: Fn(T) -> T>(data: &mut [T], layout: &Layout, f: F) {
+fn apply_unary<T: Element, F: Fn(T) -> T, const W: bool>(data: &mut [T], layout: &Layout, f: F) {
     let n = layout.numel();
     if n == 0 {
         return;
     }
     if layout.is_contiguous() {
         let o = layout.offset;
-        for x in &mut data[o..o + n] {
-            *x = f(*x);
-        }
+        wide::map_mut::<T, F, W>(&mut data[o..o + n], &f);
     } else {
         let w = Walk::new(&layout.shape, [&layout.strides], true);
         let ds = w.inner[0];
-        w.rows([layout.offset], |[o]| row_unary(data, o, ds, w.n, &f));
+        w.rows([layout.offset], |[o]| {
+            row_unary::<T, F, W>(data, o, ds, w.n, &f)
+        });
     }
 }
 
@@ -664,14 +676,19 @@ pub(crate) fn apply_unary<T: Element, F: Fn(T) -> T>(data: &mut [T], layout: &La
 /// element of `s` (already broadcast to `dl`'s shape). `dl` must not
 /// overlap itself.
 #[inline]
-fn apply_binary_src<T: Element, F: Fn(T, T) -> T>(d: &mut [T], dl: &Layout, s: Src<'_, T>, f: F) {
+fn apply_binary_src<T: Element, F: Fn(T, T) -> T, const W: bool>(
+    d: &mut [T],
+    dl: &Layout,
+    s: Src<'_, T>,
+    f: F,
+) {
     if dl.numel() == 0 {
         return;
     }
     let w = Walk::new(&dl.shape, [&dl.strides, &s.strides], true);
     let [ds, ss] = w.inner;
     w.rows([dl.offset, s.offset], |[o, so]| {
-        row_binary(d, o, ds, s.data, so, ss, w.n, &f)
+        row_binary::<T, F, W>(d, o, ds, s.data, so, ss, w.n, &f)
     });
 }
 
@@ -679,7 +696,7 @@ fn apply_binary_src<T: Element, F: Fn(T, T) -> T>(d: &mut [T], dl: &Layout, s: S
 /// matching element of `sl` in `s` broadcast to `dl`'s shape. `dl` must not
 /// overlap itself and `sl` must broadcast to it.
 #[inline]
-pub(crate) fn apply_binary<T: Element, F: Fn(T, T) -> T>(
+fn apply_binary<T: Element, F: Fn(T, T) -> T, const W: bool>(
     d: &mut [T],
     dl: &Layout,
     s: &[T],
@@ -692,14 +709,12 @@ pub(crate) fn apply_binary<T: Element, F: Fn(T, T) -> T>(
     }
     if dl.shape == sl.shape && dl.is_contiguous() && sl.is_contiguous() {
         let (o, so) = (dl.offset, sl.offset);
-        for (x, &y) in d[o..o + n].iter_mut().zip(&s[so..so + n]) {
-            *x = f(*x, y);
-        }
+        wide::zip_mut::<T, F, W>(&mut d[o..o + n], &s[so..so + n], &f);
     } else if sl.numel() == 1 {
         let y = s[sl.offset];
-        apply_unary(d, dl, move |x| f(x, y));
+        apply_unary::<T, _, W>(d, dl, move |x| f(x, y));
     } else {
-        apply_binary_src(d, dl, Src::broadcast(s, sl, &dl.shape), f);
+        apply_binary_src::<T, F, W>(d, dl, Src::broadcast(s, sl, &dl.shape), f);
     }
 }
 
@@ -707,7 +722,7 @@ pub(crate) fn apply_binary<T: Element, F: Fn(T, T) -> T>(
 /// matching elements of `a` and `b` (already broadcast to `dl`'s shape).
 /// `dl` must not overlap itself.
 #[inline]
-fn apply_ternary<T: Element, F: Fn(T, T, T) -> T>(
+fn apply_ternary<T: Element, F: Fn(T, T, T) -> T, const W: bool>(
     d: &mut [T],
     dl: &Layout,
     a: Src<'_, T>,
@@ -720,16 +735,26 @@ fn apply_ternary<T: Element, F: Fn(T, T, T) -> T>(
     let w = Walk::new(&dl.shape, [&dl.strides, &a.strides, &b.strides], true);
     let [ds, sa, sb] = w.inner;
     w.rows([dl.offset, a.offset, b.offset], |[o, oa, ob]| {
-        row_ternary(d, o, ds, a.data, (oa, sa), b.data, (ob, sb), w.n, &f)
+        row_ternary::<T, F, W>(d, o, ds, a.data, (oa, sa), b.data, (ob, sb), w.n, &f)
     });
 }
 
 /// In-place `x = f(x)` on `dst`: checks overlap, takes the write lock once
-/// (bumping the version) and runs the kernel.
+/// (bumping the version) and runs the kernel in the baseline loops (the
+/// kernels that may return `x` itself: see [`wide`]).
 pub(crate) fn inplace_unary<T: Element, F: Fn(T) -> T>(op: &str, dst: &Tensor<T>, f: F) {
     check_writable(op, &dst.layout);
     let mut data = dst.storage.write();
-    apply_unary(&mut data, &dst.layout, f);
+    apply_unary::<T, F, BASE>(&mut data, &dst.layout, f);
+}
+
+/// [`inplace_unary`] with the contiguous loops' AVX2 copies when the CPU
+/// has AVX2, for kernels that always compute a new value (`-x`, `x.sqrt()`,
+/// float `x.abs()`), never `x` itself on some path (see [`wide`]).
+pub(crate) fn inplace_unary_wide<T: Element, F: Fn(T) -> T>(op: &str, dst: &Tensor<T>, f: F) {
+    check_writable(op, &dst.layout);
+    let mut data = dst.storage.write();
+    apply_unary::<T, F, WIDE>(&mut data, &dst.layout, f);
 }
 
 /// An operand of an in-place op, resolved against the destination's
@@ -786,6 +811,8 @@ impl<'a, T: Element> Resolved<'a, T> {
 /// In-place `x = f(x, y)` on `dst` with `src` broadcast to `dst`'s shape.
 /// An operand sharing `dst`'s storage is copied out first, unless it is
 /// exactly `dst` (then each element is read just before it is written).
+/// The contiguous loops run their AVX2 copies when the CPU has AVX2: `f`
+/// must not return `x` itself on some path (see [`wide`]).
 pub(crate) fn inplace_binary<T: Element, F: Fn(T, T) -> T>(
     op: &str,
     dst: &Tensor<T>,
@@ -796,7 +823,7 @@ pub(crate) fn inplace_binary<T: Element, F: Fn(T, T) -> T>(
     let src = match src {
         OperandRef::Scalar(y) => {
             let mut data = dst.storage.write();
-            apply_unary(&mut data, &dst.layout, move |x| f(x, y));
+            apply_unary::<T, _, WIDE>(&mut data, &dst.layout, move |x| f(x, y));
             return;
         }
         OperandRef::Tensor(t) => t,
@@ -804,17 +831,17 @@ pub(crate) fn inplace_binary<T: Element, F: Fn(T, T) -> T>(
     check_broadcast_into(op, dst.shape(), src.shape());
     if !dst.same_storage(src) {
         return with_write_read(dst, src, |d, s| {
-            apply_binary(d, &dst.layout, s, &src.layout, f)
+            apply_binary::<T, F, WIDE>(d, &dst.layout, s, &src.layout, f)
         });
     }
     match Resolved::new(dst, OperandRef::Tensor(src)) {
         Resolved::Dst => {
             let mut data = dst.storage.write();
-            apply_unary(&mut data, &dst.layout, move |x| f(x, x));
+            apply_unary::<T, _, WIDE>(&mut data, &dst.layout, move |x| f(x, x));
         }
         Resolved::Copied(v, l) => {
             let mut data = dst.storage.write();
-            apply_binary(&mut data, &dst.layout, &v, &l, f);
+            apply_binary::<T, F, WIDE>(&mut data, &dst.layout, &v, &l, f);
         }
         _ => unreachable!("funcz: internal: the operand shares the destination's storage"),
     }
@@ -824,6 +851,8 @@ pub(crate) fn inplace_binary<T: Element, F: Fn(T, T) -> T>(
 /// `dst`'s shape (the broadcast shape of all three must be `dst`'s). An
 /// operand sharing `dst`'s storage is copied out first, unless it is
 /// exactly `dst`. One write lock, one version bump, no temporary buffer.
+/// The contiguous loops run their AVX2 copies when the CPU has AVX2: `f`
+/// must not return `x` itself on some path (see [`wide`]).
 pub(crate) fn inplace_ternary<T: Element, F: Fn(T, T, T) -> T>(
     op: &str,
     dst: &Tensor<T>,
@@ -841,10 +870,14 @@ pub(crate) fn inplace_ternary<T: Element, F: Fn(T, T, T) -> T>(
     with_write_reads(dst, [ra.locked(), rb.locked()], |d, [la, lb]| {
         let dl = &dst.layout;
         match (&ra, &rb) {
-            (Resolved::Dst, Resolved::Dst) => apply_unary(d, dl, move |x| f(x, x, x)),
-            (Resolved::Dst, r) => apply_binary_src(d, dl, r.src(lb, shape), move |x, z| f(x, x, z)),
-            (r, Resolved::Dst) => apply_binary_src(d, dl, r.src(la, shape), move |x, y| f(x, y, x)),
-            (r, q) => apply_ternary(d, dl, r.src(la, shape), q.src(lb, shape), f),
+            (Resolved::Dst, Resolved::Dst) => apply_unary::<T, _, WIDE>(d, dl, move |x| f(x, x, x)),
+            (Resolved::Dst, r) => {
+                apply_binary_src::<T, _, WIDE>(d, dl, r.src(lb, shape), move |x, z| f(x, x, z))
+            }
+            (r, Resolved::Dst) => {
+                apply_binary_src::<T, _, WIDE>(d, dl, r.src(la, shape), move |x, y| f(x, y, x))
+            }
+            (r, q) => apply_ternary::<T, F, WIDE>(d, dl, r.src(la, shape), q.src(lb, shape), f),
         }
     });
 }
@@ -858,7 +891,7 @@ pub(crate) fn write_values<T: Element>(op: &str, dst: &Tensor<T>, values: &[T], 
     check_result_shape(op, dst.shape(), shape);
     let src = Layout::contiguous(shape);
     let mut data = dst.storage.write();
-    apply_binary(&mut data, &dst.layout, values, &src, |_, y| y);
+    apply_binary::<T, _, WIDE>(&mut data, &dst.layout, values, &src, |_, y| y);
 }
 
 // ---------------------------------------------------------------------------
@@ -886,12 +919,12 @@ pub(crate) fn binary_into_donated<T: Element, F: Fn(T, T) -> T>(
     {
         let mut d = dst.storage.write_unversioned();
         match src {
-            OperandRef::Scalar(y) => apply_unary(&mut d, &dst.layout, |x| f(x, y)),
+            OperandRef::Scalar(y) => apply_unary::<T, _, WIDE>(&mut d, &dst.layout, |x| f(x, y)),
             OperandRef::Tensor(s) => {
                 // `dst` is the sole owner of its storage, so `s` uses another
                 // one and no other thread can be waiting on `dst`'s lock.
                 let r = s.storage.read();
-                apply_binary(&mut d, &dst.layout, &r, &s.layout, f);
+                apply_binary::<T, F, WIDE>(&mut d, &dst.layout, &r, &s.layout, f);
             }
         }
     }
