@@ -43,6 +43,8 @@ use super::tracked::Tracked;
 /// pub fn name<T: Element>(arg: Type => cast, ..) -> Ret = body_any, name_f32;
 /// ```
 ///
+/// (any visibility: private helpers are dispatched the same way).
+///
 /// `body_any` is the generic body (written by hand next to it),
 /// `name_f32` names the module holding its `f32` instance, and each
 /// argument's `cast` turns the dispatcher's argument into the instance's:
@@ -54,12 +56,12 @@ use super::tracked::Tracked;
 macro_rules! dispatch_f32 {
     ($(
         $(#[$attr:meta])*
-        pub fn $name:ident<$t:ident: Element>($($arg:ident: $ty:ty => $cast:ident),* $(,)?)
+        $vis:vis fn $name:ident<$t:ident: Element>($($arg:ident: $ty:ty => $cast:ident),* $(,)?)
             $(-> $ret:ty)? = $any:ident, $f32:ident;
     )*) => {$(
         $(#[$attr])*
         #[allow(clippy::too_many_arguments)]
-        pub fn $name<$t: Element>($($arg: $ty),*) $(-> $ret)? {
+        $vis fn $name<$t: Element>($($arg: $ty),*) $(-> $ret)? {
             if const { $crate::rt::apply::is_f32::<$t>() } {
                 $crate::rt::apply::cast_own($f32::run($($cast($arg)),*))
             } else {

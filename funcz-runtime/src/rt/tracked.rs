@@ -670,49 +670,17 @@ pub fn update_view<T: Element, A>(
     inplace: impl FnOnce(&Tensor<T>, A),
     functional_op: impl FnOnce(&Tensor<T>, A) -> Tensor<T>,
 ) {
-    // Copies mode, untraced: the temporary view is never observable (only
-    // the root's new value is), so writing through it gives the values the
-    // `*_copy` + scatter would, without the copy.
-    let recording = crate::trace::is_recording();
-    if (mode == Mode::Views || !recording)
-        && meta.is_window()
-        && rstate.chain.is_empty()
-        && rstate.detached.is_none()
-        && !rstate.orig.overlaps
-        && super::can_donate_root(root, rstate)
+    // Per call site (the closures are the site's), only the calls: the
+    // tests and the write-back are `window_begin` and `window_end`,
+    // compiled once for f32 in funcz-runtime.
+    // (The view stays in this frame: moving a tensor between the halves
+    // copies its 152-byte layout each time.)
+    let mut window = None;
+    if let Some(recording) = window_begin(root, rstate, &meta, mode, &mut window)
+        && let Some(v) = &mut window
     {
-        let mut v = match meta {
-            // (`narrow`, the common window, without the dispatch.)
-            ViewMeta::Narrow(d, s, n) => root.narrow(d, s, n),
-            _ => meta.forward(root, Mode::Views),
-        };
-        inplace(&v, args);
-        if !recording {
-            // What `reverse_in_place` below does here, minus the trace:
-            // `root` and `v` are the buffer's only handles (and the
-            // caller's, which cannot observe it), `v` is exactly the window
-            // (`meta` is a window view of the root as it is now), so the
-            // scatter moves nothing. The root keeps its identity: with no
-            // trace to name the scatter's output, an identity only tells
-            // handles apart, and `root` is still the same handle (storage
-            // and layout), changed in place as the original's tensor is;
-            // so the exit's write-back sees at once that there is nothing
-            // to copy. `v` is dropped unrenamed.
-            debug_assert!(meta.is_window() && v.same_storage(root));
-            rstate.generation += 1;
-            return;
-        }
-        super::donated(functional, &mut v);
-        let how = InPlace {
-            caller: rstate.caller_handles(root),
-            known_window: true,
-        };
-        if !meta.reverse_in_place(root, &v, how) {
-            // Not reached (`root` and `v` are the buffer's only
-            // handles); the copying scatter computes the same value.
-            *root = meta.reverse(root, v, mode);
-        }
-        rstate.generation += 1;
+        inplace(v, args);
+        window_end(functional, root, rstate, &meta, v, recording, mode);
         return;
     }
     let (mut v, mut s) = view(root, rstate, meta, mode);
@@ -723,6 +691,101 @@ pub fn update_view<T: Element, A>(
         let new = functional_op(&v, args);
         commit(op, root, rstate, &mut v, &mut s, new, mode);
     }
+}
+
+dispatch_f32! {
+    /// [`update_view`]'s window path, when it applies: puts the view
+    /// `meta` of `root`, into which the in-place op may write directly,
+    /// in `window`, and returns whether a trace is recording. It applies in [`Mode::Views`] (and in
+    /// [`Mode::Copies`] when no trace is recording: the temporary view is
+    /// never observable, only the root's new value is, so writing through
+    /// it gives the values the `*_copy` + scatter would, without the copy)
+    /// to a window view ([`ViewMeta::is_window`]) of a root buffer nobody
+    /// else can observe.
+    fn window_begin<T: Element>(
+        root: &Tensor<T> => cast_ref,
+        rstate: &Tracked => same,
+        meta: &ViewMeta => same,
+        mode: Mode => same,
+        window: &mut Option<Tensor<T>> => cast_mut,
+    ) -> Option<bool> = window_begin_any, window_begin_f32;
+}
+
+fn window_begin_any<T: Element>(
+    root: &Tensor<T>,
+    rstate: &Tracked,
+    meta: &ViewMeta,
+    mode: Mode,
+    window: &mut Option<Tensor<T>>,
+) -> Option<bool> {
+    let recording = crate::trace::is_recording();
+    if (mode == Mode::Views || !recording)
+        && meta.is_window()
+        && rstate.chain.is_empty()
+        && rstate.detached.is_none()
+        && !rstate.orig.overlaps
+        && super::can_donate_root(root, rstate)
+    {
+        *window = Some(match *meta {
+            // (`narrow`, the common window, without the dispatch.)
+            ViewMeta::Narrow(d, s, n) => root.narrow(d, s, n),
+            _ => meta.forward(root, Mode::Views),
+        });
+        Some(recording)
+    } else {
+        None
+    }
+}
+
+dispatch_f32! {
+    /// [`update_view`]'s window path after the in-place op wrote the view
+    /// `v` of [`window_begin`]: the root's new value is its buffer.
+    fn window_end<T: Element>(
+        functional: &'static str => same,
+        root: &mut Tensor<T> => cast_mut,
+        rstate: &mut Tracked => same,
+        meta: &ViewMeta => same,
+        v: &mut Tensor<T> => cast_mut,
+        recording: bool => same,
+        mode: Mode => same,
+    ) = window_end_any, window_end_f32;
+}
+
+fn window_end_any<T: Element>(
+    functional: &'static str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    meta: &ViewMeta,
+    v: &mut Tensor<T>,
+    recording: bool,
+    mode: Mode,
+) {
+    if !recording {
+        // What `reverse_in_place` below does here, minus the trace:
+        // `root` and `v` are the buffer's only handles (and the
+        // caller's, which cannot observe it), `v` is exactly the window
+        // (`meta` is a window view of the root as it is now), so the
+        // scatter moves nothing. The root keeps its identity: with no
+        // trace to name the scatter's output, an identity only tells
+        // handles apart, and `root` is still the same handle (storage
+        // and layout), changed in place as the original's tensor is;
+        // so the exit's write-back sees at once that there is nothing
+        // to copy. `v` is dropped unrenamed.
+        debug_assert!(meta.is_window() && v.same_storage(root));
+        rstate.generation += 1;
+        return;
+    }
+    super::donated(functional, v);
+    let how = InPlace {
+        caller: rstate.caller_handles(root),
+        known_window: true,
+    };
+    if !meta.reverse_in_place(root, v, how) {
+        // Not reached (`root` and `v` are the buffer's only
+        // handles); the copying scatter computes the same value.
+        *root = meta.reverse(root, v.handle(), mode);
+    }
+    rstate.generation += 1;
 }
 
 /// Writes the alias's new `value` back into `root` (if the alias still
