@@ -996,6 +996,7 @@ fn donated_root_any<T: Element>(
     root_committed(op, root, rstate);
 }
 
+#[inline]
 fn root_committed<T: Element>(op: &str, root: &Tensor<T>, rstate: &mut Tracked) {
     if op == "resize_" {
         // A new layout (and, when it grows, new storage in the original):
