@@ -124,8 +124,16 @@ impl DerefMut for Dims {
 impl PartialEq for Dims {
     #[inline]
     fn eq(&self, other: &Dims) -> bool {
-        self.deref() == other.deref()
+        same_dims(self, other)
     }
+}
+
+/// `a == b` for sizes or strides, by a loop over the (at most a few)
+/// entries: the slice comparison calls `memcmp`, which costs more than
+/// the loop at these lengths.
+#[inline]
+pub(crate) fn same_dims(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 impl Eq for Dims {}

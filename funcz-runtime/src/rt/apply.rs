@@ -33,6 +33,72 @@ use std::any::Any;
 
 use crate::element::Element;
 
+use super::tracked::Tracked;
+
+/// Defines public helpers generic over the element type as thin
+/// dispatchers (see the module docs). Each entry reads
+///
+/// ```text
+/// /// docs
+/// pub fn name<T: Element>(arg: Type => cast, ..) -> Ret = body_any, name_f32;
+/// ```
+///
+/// (any visibility: private helpers are dispatched the same way).
+///
+/// `body_any` is the generic body (written by hand next to it),
+/// `name_f32` names the module holding its `f32` instance, and each
+/// argument's `cast` turns the dispatcher's argument into the instance's:
+/// [`cast_ref`], [`cast_mut`], [`cast_own`] for a `&Tensor<T>`, `&mut
+/// Tensor<T>`, `Tensor<T>`, [`same`] for an argument without `T`, or any
+/// other function of that shape. The result is cast back by
+/// [`cast_own`]. The instance's signature is the dispatcher's with `T` an
+/// alias of `f32`.
+macro_rules! dispatch_f32 {
+    ($(
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident<$t:ident: Element>($($arg:ident: $ty:ty => $cast:ident),* $(,)?)
+            $(-> $ret:ty)? = $any:ident, $f32:ident;
+    )*) => {$(
+        $(#[$attr])*
+        #[allow(clippy::too_many_arguments)]
+        $vis fn $name<$t: Element>($($arg: $ty),*) $(-> $ret)? {
+            if const { $crate::rt::apply::is_f32::<$t>() } {
+                $crate::rt::apply::cast_own($f32::run($($cast($arg)),*))
+            } else {
+                $any($($arg),*)
+            }
+        }
+
+        /// The `f32` instance, compiled once in funcz-runtime.
+        mod $f32 {
+            #[allow(unused_imports)]
+            use super::*;
+            type $t = f32;
+            #[allow(clippy::too_many_arguments)]
+            #[inline(never)]
+            pub(super) fn run($($arg: $ty),*) $(-> $ret)? {
+                super::$any($($arg),*)
+            }
+        }
+    )*};
+}
+
+pub(crate) use dispatch_f32;
+
+/// The argument itself (an argument whose type does not mention `T`).
+#[inline(always)]
+pub(crate) fn same<A>(a: A) -> A {
+    a
+}
+
+/// [`cast_mut`] of the tensor in a `(place, state)` pair.
+#[inline(always)]
+pub(crate) fn cast_place<'a, A: 'static, B: 'static>(
+    p: Option<(&'a mut A, &'a mut Tracked)>,
+) -> Option<(&'a mut B, &'a mut Tracked)> {
+    p.map(|(t, s)| (cast_mut(t), s))
+}
+
 /// Whether `T` is `f32` (by its dtype name: `Element` types are the
 /// primitive scalars), decided at compile time.
 pub(crate) const fn is_f32<T: Element>() -> bool {

@@ -40,7 +40,7 @@ use std::sync::Arc;
 use crate::element::Element;
 use crate::tensor::Tensor;
 
-use super::apply::{cast_ref, is_f32};
+use super::apply::{cast_ref, dispatch_f32, same};
 use super::tracked::Tracked;
 
 /// True if a functional update of `t` may write its result into `t`'s own
@@ -83,39 +83,25 @@ fn sole_row_major<T: Element>(t: &Tensor<T>, extra: usize) -> bool {
         && t.layout.is_contiguous()
 }
 
-/// True if the alias `value` (state `state`) of `root` may be updated by
-/// the in-place kernel instead of the functional op. Either
-/// - `value`'s own buffer is donatable (as [`can_donate`]: a `*_copy`, or a
-///   value that no longer shares the root's storage), or
-/// - `value` is a view, one view away from `root`, of a root buffer that
-///   only `root` and `value` hold (and the caller, for a mutated input, see
-///   [`Tracked::input`]), is in sync with the root, and neither it nor its
-///   layout in the original program overlaps itself: the in-place kernel
-///   then writes straight into the root's buffer (what the original
-///   program does) and [`commit_donated`](super::commit_donated) finds the
-///   window already written, so the write-back records its scatter without
-///   copying.
-pub fn can_donate_alias<T: Element>(
-    root: &Tensor<T>,
-    rstate: &Tracked,
-    value: &Tensor<T>,
-    state: &Tracked,
-) -> bool {
-    if const { is_f32::<T>() } {
-        can_donate_alias_f32(cast_ref(root), rstate, cast_ref(value), state)
-    } else {
-        can_donate_alias_any(root, rstate, value, state)
-    }
-}
-
-#[inline(never)]
-fn can_donate_alias_f32(
-    root: &Tensor<f32>,
-    rstate: &Tracked,
-    value: &Tensor<f32>,
-    state: &Tracked,
-) -> bool {
-    can_donate_alias_any(root, rstate, value, state)
+dispatch_f32! {
+    /// True if the alias `value` (state `state`) of `root` may be updated by
+    /// the in-place kernel instead of the functional op. Either
+    /// - `value`'s own buffer is donatable (as [`can_donate`]: a `*_copy`, or a
+    ///   value that no longer shares the root's storage), or
+    /// - `value` is a view, one view away from `root`, of a root buffer that
+    ///   only `root` and `value` hold (and the caller, for a mutated input, see
+    ///   [`Tracked::input`]), is in sync with the root, and neither it nor its
+    ///   layout in the original program overlaps itself: the in-place kernel
+    ///   then writes straight into the root's buffer (what the original
+    ///   program does) and [`commit_donated`](super::commit_donated) finds the
+    ///   window already written, so the write-back records its scatter without
+    ///   copying.
+    pub fn can_donate_alias<T: Element>(
+        root: &Tensor<T> => cast_ref,
+        rstate: &Tracked => same,
+        value: &Tensor<T> => cast_ref,
+        state: &Tracked => same,
+    ) -> bool = can_donate_alias_any, can_donate_alias_f32;
 }
 
 /// The generic body of [`can_donate_alias`].

@@ -7,6 +7,7 @@ use crate::element::{Element, Scalar};
 use crate::tensor::Tensor;
 use crate::trace::ToArg;
 
+use super::apply::{cast_mut, cast_ref, dispatch_f32, same};
 use super::tracked::Tracked;
 
 /// A handle to an input tensor (same storage and trace identity), which the
@@ -164,6 +165,13 @@ impl<X: InputKey + ?Sized> InputKey for &mut X {
 /// mutation of one would not be seen through the other (PyTorch's
 /// functionalize silently diverges here; funcz refuses).
 pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
+    // Two tensors (the common case): one comparison.
+    if let [(_, a), (_, b)] = inputs
+        && let (Some(x), Some(y)) = (a.single_key(), b.single_key())
+        && x != y
+    {
+        return;
+    }
     // The common case, a few tensors, without allocating: compare each
     // storage with the ones before it.
     const FEW: usize = 16;
@@ -220,12 +228,20 @@ pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
     }
 }
 
-/// Copies `value` into the caller's tensor `dst` if the body replaced it
-/// (recorded as `copy_(dst, value)`); a no-op when `value` is still the
-/// input itself. When the body computed its updates in the caller's buffer
-/// (see [`Tracked::input`]), `value` already is `dst`'s data in `dst`'s
-/// layout: the `copy_` is recorded without moving any data.
-pub fn write_back<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
+dispatch_f32! {
+    /// Copies `value` into the caller's tensor `dst` if the body replaced it
+    /// (recorded as `copy_(dst, value)`); a no-op when `value` is still the
+    /// input itself. When the body computed its updates in the caller's buffer
+    /// (see [`Tracked::input`]), `value` already is `dst`'s data in `dst`'s
+    /// layout: the `copy_` is recorded without moving any data.
+    pub fn write_back<T: Element>(
+        dst: &Tensor<T> => cast_ref,
+        value: &Tensor<T> => cast_ref,
+    ) = write_back_any, write_back_f32;
+}
+
+/// The generic body of [`write_back`].
+fn write_back_any<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
     if value.same_storage(dst) {
         if value.id == dst.id {
             return;
@@ -252,9 +268,10 @@ pub fn write_back<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
 /// order: the same shape and offset, and the same strides along every
 /// dimension of more than one element (a size-1 dimension's stride is
 /// never used to address an element).
+#[inline]
 fn same_elements(a: &crate::layout::Layout, b: &crate::layout::Layout) -> bool {
-    a.shape == b.shape
-        && a.offset == b.offset
+    a.offset == b.offset
+        && a.shape == b.shape
         && a.shape
             .iter()
             .zip(a.strides.iter().zip(b.strides.iter()))
@@ -276,27 +293,35 @@ pub fn released<T: Element>() -> Tensor<T> {
     Tensor::from_contiguous(Vec::new(), &[0])
 }
 
-/// [`write_back`] for an input passed by value (`x: Tensor`): the caller's
-/// handle keeps its layout whatever the body did to its own (`t_()`,
-/// `resize_`), so only data is written, laid out as the caller's; when a
-/// `resize_` changed the number of elements, the first elements of the
-/// storage are (its growth is not visible through the caller's handle).
-///
-/// ```
-/// use funcz_runtime::{Tensor, rt};
-/// let x = Tensor::<f32>::zeros(&[2]);
-/// let callers = x.shallow_clone();
-/// rt::write_back_owned(&x, &Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]));
-/// assert_eq!(callers.to_vec(), vec![1.0, 2.0]);
-/// ```
-pub fn write_back_owned<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
+dispatch_f32! {
+    /// [`write_back`] for an input passed by value (`x: Tensor`): the caller's
+    /// handle keeps its layout whatever the body did to its own (`t_()`,
+    /// `resize_`), so only data is written, laid out as the caller's; when a
+    /// `resize_` changed the number of elements, the first elements of the
+    /// storage are (its growth is not visible through the caller's handle).
+    ///
+    /// ```
+    /// use funcz_runtime::{Tensor, rt};
+    /// let x = Tensor::<f32>::zeros(&[2]);
+    /// let callers = x.shallow_clone();
+    /// rt::write_back_owned(&x, &Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]));
+    /// assert_eq!(callers.to_vec(), vec![1.0, 2.0]);
+    /// ```
+    pub fn write_back_owned<T: Element>(
+        dst: &Tensor<T> => cast_ref,
+        value: &Tensor<T> => cast_ref,
+    ) = write_back_owned_any, write_back_owned_f32;
+}
+
+/// The generic body of [`write_back_owned`].
+fn write_back_owned_any<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
     if dst.storage_use_count() == 1 {
         // No other handle: nobody can see the write (a tensor the body
         // assigned to the parameter and then replaced).
         return;
     }
     if dst.shape() == value.shape() {
-        write_back(dst, value);
+        write_back_any(dst, value);
         return;
     }
     // (Functional ops only: `clone` is contiguous, so `view_copy` applies.)
@@ -312,22 +337,34 @@ pub fn write_back_owned<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
     dst.copy_(&new.view_copy(shape.as_slice()));
 }
 
-/// [`write_back`] for a `&mut Tensor` input: when the body left the
-/// variable holding a tensor of another shape (`*x = Tensor::zeros(..)`),
-/// the caller's tensor becomes that tensor, as the original's assignment
-/// through the `&mut` does; otherwise its data is written back.
-///
-/// ```
-/// use funcz_runtime::{Tensor, rt};
-/// let mut x = Tensor::<f32>::zeros(&[3]);
-/// rt::write_back_mut(&mut x, &Tensor::ones(&[2, 2]));
-/// assert_eq!(x.shape(), &[2, 2]);
-/// ```
-pub fn write_back_mut<T: Element>(dst: &mut Tensor<T>, value: &Tensor<T>) {
-    if dst.shape() != value.shape() {
+dispatch_f32! {
+    /// [`write_back`] for a `&mut Tensor` input: when the body left the
+    /// variable holding a tensor of another shape (`*x = Tensor::zeros(..)`),
+    /// the caller's tensor becomes that tensor, as the original's assignment
+    /// through the `&mut` does; otherwise its data is written back.
+    ///
+    /// ```
+    /// use funcz_runtime::{Tensor, rt};
+    /// let mut x = Tensor::<f32>::zeros(&[3]);
+    /// rt::write_back_mut(&mut x, &Tensor::ones(&[2, 2]));
+    /// assert_eq!(x.shape(), &[2, 2]);
+    /// ```
+    pub fn write_back_mut<T: Element>(
+        dst: &mut Tensor<T> => cast_mut,
+        value: &Tensor<T> => cast_ref,
+    ) = write_back_mut_any, write_back_mut_f32;
+}
+
+/// The generic body of [`write_back_mut`].
+fn write_back_mut_any<T: Element>(dst: &mut Tensor<T>, value: &Tensor<T>) {
+    if value.id == dst.id && value.same_storage(dst) {
+        // Still the caller's tensor itself.
+        return;
+    }
+    if !crate::dims::same_dims(dst.shape(), value.shape()) {
         *dst = value.handle();
     } else {
-        write_back(dst, value);
+        write_back_any(dst, value);
     }
 }
 
@@ -359,14 +396,23 @@ pub fn write_back_vec<T: Element>(dst: &mut Vec<Tensor<T>>, values: &[Tensor<T>]
     dst.extend(values[common..].iter().map(Tensor::handle));
 }
 
-/// Writes back an input whose layout the body changed with metadata ops
-/// (`t_`, `transpose_`, ...): the caller's tensor gets the final data of
-/// its base (`copy_`), then the layout the original program would have
-/// left it with (`as_strided_`).
-///
-/// When `resize_` grew the storage, the base is a longer 1-D tensor: the
-/// caller's tensor is resized to it first (its storage grows, as eager).
-pub fn write_back_layout<T: Element>(dst: &mut Tensor<T>, base_value: &Tensor<T>, state: &Tracked) {
+dispatch_f32! {
+    /// Writes back an input whose layout the body changed with metadata ops
+    /// (`t_`, `transpose_`, ...): the caller's tensor gets the final data of
+    /// its base (`copy_`), then the layout the original program would have
+    /// left it with (`as_strided_`).
+    ///
+    /// When `resize_` grew the storage, the base is a longer 1-D tensor: the
+    /// caller's tensor is resized to it first (its storage grows, as eager).
+    pub fn write_back_layout<T: Element>(
+        dst: &mut Tensor<T> => cast_mut,
+        base_value: &Tensor<T> => cast_ref,
+        state: &Tracked => same,
+    ) = write_back_layout_any, write_back_layout_f32;
+}
+
+/// The generic body of [`write_back_layout`].
+fn write_back_layout_any<T: Element>(dst: &mut Tensor<T>, base_value: &Tensor<T>, state: &Tracked) {
     if base_value.shape() != dst.shape() {
         dst.resize_([base_value.numel() as i64]);
         if base_value.dim() == 1 {
@@ -375,7 +421,7 @@ pub fn write_back_layout<T: Element>(dst: &mut Tensor<T>, base_value: &Tensor<T>
             dst.copy_(&base_value.reshape([-1]));
         }
     } else {
-        write_back(dst, base_value);
+        write_back_any(dst, base_value);
     }
     let mut layout = dst.layout;
     for m in state.chain() {

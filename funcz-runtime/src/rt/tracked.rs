@@ -10,7 +10,7 @@ use crate::tensor::Tensor;
 use crate::view::InPlace;
 
 use super::Mode;
-use super::apply::{cast_mut, cast_own, cast_ref, is_f32};
+use super::apply::{cast_mut, cast_own, cast_place, cast_ref, dispatch_f32, same};
 use super::chain::{replay, writeback, writeback_into};
 use super::meta::{MultiMeta, ViewMeta};
 
@@ -99,9 +99,11 @@ struct Orig {
 }
 
 impl Orig {
+    #[inline]
     fn new(layout: Layout) -> Self {
         Orig {
-            overlaps: layout.has_internal_overlap(),
+            // (A contiguous layout, the common case, without the call.)
+            overlaps: !layout.is_contiguous() && layout.has_internal_overlap(),
             layout,
         }
     }
@@ -153,15 +155,26 @@ fn refuse_copy_view(what: &str) -> ! {
 
 impl Tracked {
     /// The state of a root whose current value is `t`.
+    #[inline]
     pub fn root<T: Element>(t: &Tensor<T>) -> Self {
+        Tracked::of_root(&t.layout, 0)
+    }
+
+    /// The state of a root laid out as `layout` (non-generic, so that the
+    /// state is written once, in place, and compiled once).
+    #[inline(never)]
+    fn of_root(layout: &Layout, caller: usize) -> Self {
         Tracked {
             chain: Chain::Empty,
             generation: 0,
             epoch: 0,
             detached: None,
-            orig: Orig::new(t.layout),
+            orig: Orig {
+                layout: *layout,
+                overlaps: !layout.is_contiguous() && layout.has_internal_overlap(),
+            },
             element: false,
-            caller: 0,
+            caller,
         }
     }
 
@@ -198,11 +211,9 @@ impl Tracked {
     /// computed in that buffer ([`can_donate_root`](super::can_donate_root)).
     /// After a panic in the body, such an input holds a partial update, as
     /// in the original program.
+    #[inline]
     pub fn input<T: Element>(t: &Tensor<T>) -> Self {
-        Tracked {
-            caller: t.storage_key(),
-            ..Tracked::root(t)
-        }
+        Tracked::of_root(&t.layout, t.storage_key())
     }
 
     /// How many handles to `t`'s storage, besides those the function holds,
@@ -317,34 +328,17 @@ fn check_as_strided(parent: &Tracked, meta: &ViewMeta) {
     }
 }
 
-/// Makes the alias `meta(parent)`: a view in [`Mode::Views`], a `*_copy` in
-/// [`Mode::Copies`]; returns its value and state. `reshape`, `flatten` and
-/// `contiguous` alias only when the *original* layout allows it, exactly as
-/// the mutating program would.
-pub fn view<T: Element>(
-    parent: &Tensor<T>,
-    pstate: &Tracked,
-    meta: ViewMeta,
-    mode: Mode,
-) -> (Tensor<T>, Tracked) {
-    if const { is_f32::<T>() } {
-        {
-            let (v, s) = view_f32(cast_ref(parent), pstate, meta, mode);
-            (cast_own(v), s)
-        }
-    } else {
-        view_any(parent, pstate, meta, mode)
-    }
-}
-
-#[inline(never)]
-fn view_f32(
-    parent: &Tensor<f32>,
-    pstate: &Tracked,
-    meta: ViewMeta,
-    mode: Mode,
-) -> (Tensor<f32>, Tracked) {
-    view_any(parent, pstate, meta, mode)
+dispatch_f32! {
+    /// Makes the alias `meta(parent)`: a view in [`Mode::Views`], a `*_copy` in
+    /// [`Mode::Copies`]; returns its value and state. `reshape`, `flatten` and
+    /// `contiguous` alias only when the *original* layout allows it, exactly as
+    /// the mutating program would.
+    pub fn view<T: Element>(
+        parent: &Tensor<T> => cast_ref,
+        pstate: &Tracked => same,
+        meta: ViewMeta => same,
+        mode: Mode => same,
+    ) -> (Tensor<T>, Tracked) = view_any, view_f32;
 }
 
 /// The generic body of [`view`].
@@ -422,19 +416,14 @@ fn view_any<T: Element>(
     )
 }
 
-/// The value of `meta(parent)` for a view that is only read (never
-/// mutated or bound): a view or a `*_copy` by mode.
-pub fn view_value<T: Element>(parent: &Tensor<T>, meta: ViewMeta, mode: Mode) -> Tensor<T> {
-    if const { is_f32::<T>() } {
-        cast_own(view_value_f32(cast_ref(parent), meta, mode))
-    } else {
-        view_value_any(parent, meta, mode)
-    }
-}
-
-#[inline(never)]
-fn view_value_f32(parent: &Tensor<f32>, meta: ViewMeta, mode: Mode) -> Tensor<f32> {
-    view_value_any(parent, meta, mode)
+dispatch_f32! {
+    /// The value of `meta(parent)` for a view that is only read (never
+    /// mutated or bound): a view or a `*_copy` by mode.
+    pub fn view_value<T: Element>(
+        parent: &Tensor<T> => cast_ref,
+        meta: ViewMeta => same,
+        mode: Mode => same,
+    ) -> Tensor<T> = view_value_any, view_value_f32;
 }
 
 /// The generic body of [`view_value`].
@@ -504,31 +493,16 @@ pub fn multi_view<T: Element>(
     (values, states)
 }
 
-/// Regenerates `value` from its root if the root was mutated since the
-/// value was last made (lazily, as PyTorch: only where it is used).
-pub fn sync<T: Element>(
-    value: &mut Tensor<T>,
-    state: &mut Tracked,
-    root: &Tensor<T>,
-    rstate: &Tracked,
-    mode: Mode,
-) {
-    if const { is_f32::<T>() } {
-        sync_f32(cast_mut(value), state, cast_ref(root), rstate, mode)
-    } else {
-        sync_any(value, state, root, rstate, mode)
-    }
-}
-
-#[inline(never)]
-fn sync_f32(
-    value: &mut Tensor<f32>,
-    state: &mut Tracked,
-    root: &Tensor<f32>,
-    rstate: &Tracked,
-    mode: Mode,
-) {
-    sync_any(value, state, root, rstate, mode)
+dispatch_f32! {
+    /// Regenerates `value` from its root if the root was mutated since the
+    /// value was last made (lazily, as PyTorch: only where it is used).
+    pub fn sync<T: Element>(
+        value: &mut Tensor<T> => cast_mut,
+        state: &mut Tracked => same,
+        root: &Tensor<T> => cast_ref,
+        rstate: &Tracked => same,
+        mode: Mode => same,
+    ) = sync_any, sync_f32;
 }
 
 /// The generic body of [`sync`].
@@ -582,49 +556,24 @@ fn overlap_error(op: &str, orig: &Orig) -> ! {
     );
 }
 
-/// Commits `new` as the value of the alias `value` after the in-place op
-/// `op`: writes it back into `root` through the alias's chain, bumps the
-/// root's generation and makes the alias current. Panics, as the mutating
-/// program would, if the alias overlaps itself in the original program.
-///
-/// The alias's old value is dropped first, so that a root it was a view of
-/// can be uniquely held again; a uniquely held root then takes the write
-/// as an in-window scatter into its own buffer (see `writeback_into`).
-pub fn commit<T: Element>(
-    op: &str,
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
-    value: &mut Tensor<T>,
-    state: &mut Tracked,
-    new: Tensor<T>,
-    mode: Mode,
-) {
-    if const { is_f32::<T>() } {
-        commit_f32(
-            op,
-            cast_mut(root),
-            rstate,
-            cast_mut(value),
-            state,
-            cast_own(new),
-            mode,
-        )
-    } else {
-        commit_any(op, root, rstate, value, state, new, mode)
-    }
-}
-
-#[inline(never)]
-fn commit_f32(
-    op: &str,
-    root: &mut Tensor<f32>,
-    rstate: &mut Tracked,
-    value: &mut Tensor<f32>,
-    state: &mut Tracked,
-    new: Tensor<f32>,
-    mode: Mode,
-) {
-    commit_any(op, root, rstate, value, state, new, mode)
+dispatch_f32! {
+    /// Commits `new` as the value of the alias `value` after the in-place op
+    /// `op`: writes it back into `root` through the alias's chain, bumps the
+    /// root's generation and makes the alias current. Panics, as the mutating
+    /// program would, if the alias overlaps itself in the original program.
+    ///
+    /// The alias's old value is dropped first, so that a root it was a view of
+    /// can be uniquely held again; a uniquely held root then takes the write
+    /// as an in-window scatter into its own buffer (see `writeback_into`).
+    pub fn commit<T: Element>(
+        op: &str => same,
+        root: &mut Tensor<T> => cast_mut,
+        rstate: &mut Tracked => same,
+        value: &mut Tensor<T> => cast_mut,
+        state: &mut Tracked => same,
+        new: Tensor<T> => cast_own,
+        mode: Mode => same,
+    ) = commit_any, commit_f32;
 }
 
 /// The generic body of [`commit`].
@@ -642,49 +591,24 @@ fn commit_any<T: Element>(
     commit_value(op, root, rstate, value, state, false, mode);
 }
 
-/// The donating twin of [`commit`]: the in-place op `op` already ran on
-/// the alias `value` itself ([`can_donate_alias`](super::can_donate_alias)
-/// said nobody else can observe it), so `value` is given a fresh identity
-/// and recorded as the functional op `functional` (see
-/// [`donated`](super::donated)), then written back into `root` as
-/// [`commit`] does. When `value` is a view of a root buffer only the two of
-/// them hold, the window already holds the new data and the write-back only
-/// records its scatter.
-pub fn commit_donated<T: Element>(
-    op: &str,
-    functional: &'static str,
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
-    value: &mut Tensor<T>,
-    state: &mut Tracked,
-    mode: Mode,
-) {
-    if const { is_f32::<T>() } {
-        commit_donated_f32(
-            op,
-            functional,
-            cast_mut(root),
-            rstate,
-            cast_mut(value),
-            state,
-            mode,
-        )
-    } else {
-        commit_donated_any(op, functional, root, rstate, value, state, mode)
-    }
-}
-
-#[inline(never)]
-fn commit_donated_f32(
-    op: &str,
-    functional: &'static str,
-    root: &mut Tensor<f32>,
-    rstate: &mut Tracked,
-    value: &mut Tensor<f32>,
-    state: &mut Tracked,
-    mode: Mode,
-) {
-    commit_donated_any(op, functional, root, rstate, value, state, mode)
+dispatch_f32! {
+    /// The donating twin of [`commit`]: the in-place op `op` already ran on
+    /// the alias `value` itself ([`can_donate_alias`](super::can_donate_alias)
+    /// said nobody else can observe it), so `value` is given a fresh identity
+    /// and recorded as the functional op `functional` (see
+    /// [`donated`](super::donated)), then written back into `root` as
+    /// [`commit`] does. When `value` is a view of a root buffer only the two of
+    /// them hold, the window already holds the new data and the write-back only
+    /// records its scatter.
+    pub fn commit_donated<T: Element>(
+        op: &str => same,
+        functional: &'static str => same,
+        root: &mut Tensor<T> => cast_mut,
+        rstate: &mut Tracked => same,
+        value: &mut Tensor<T> => cast_mut,
+        state: &mut Tracked => same,
+        mode: Mode => same,
+    ) = commit_donated_any, commit_donated_f32;
 }
 
 /// The generic body of [`commit_donated`].
@@ -746,42 +670,17 @@ pub fn update_view<T: Element, A>(
     inplace: impl FnOnce(&Tensor<T>, A),
     functional_op: impl FnOnce(&Tensor<T>, A) -> Tensor<T>,
 ) {
-    // Copies mode, untraced: the temporary view is never observable (only
-    // the root's new value is), so writing through it gives the values the
-    // `*_copy` + scatter would, without the copy.
-    let recording = crate::trace::is_recording();
-    if (mode == Mode::Views || !recording)
-        && meta.is_window()
-        && rstate.chain.is_empty()
-        && rstate.detached.is_none()
-        && !rstate.orig.overlaps
-        && super::can_donate_root(root, rstate)
+    // Per call site (the closures are the site's), only the calls: the
+    // tests and the write-back are `window_begin` and `window_end`,
+    // compiled once for f32 in funcz-runtime.
+    // (The view stays in this frame: moving a tensor between the halves
+    // copies its 152-byte layout each time.)
+    let mut window = None;
+    if let Some(recording) = window_begin(root, rstate, &meta, mode, &mut window)
+        && let Some(v) = &mut window
     {
-        let mut v = meta.forward(root, Mode::Views);
-        inplace(&v, args);
-        if !recording {
-            // What `reverse_in_place` below does here, minus the trace:
-            // `root` and `v` are the buffer's only handles (and the
-            // caller's, which cannot observe it), `v` is exactly the window
-            // (`meta` is a window view of the root as it is now), so the
-            // scatter moves nothing and only gives the root a fresh
-            // identity (the scatter's output). `v` is dropped unrenamed.
-            debug_assert!(meta.is_window() && v.same_storage(root));
-            root.id = crate::tensor::fresh_id();
-            rstate.generation += 1;
-            return;
-        }
-        super::donated(functional, &mut v);
-        let how = InPlace {
-            caller: rstate.caller_handles(root),
-            known_window: true,
-        };
-        if !meta.reverse_in_place(root, &v, how) {
-            // Not reached (`root` and `v` are the buffer's only
-            // handles); the copying scatter computes the same value.
-            *root = meta.reverse(root, v, mode);
-        }
-        rstate.generation += 1;
+        inplace(v, args);
+        window_end(functional, root, rstate, &meta, v, recording, mode);
         return;
     }
     let (mut v, mut s) = view(root, rstate, meta, mode);
@@ -792,6 +691,101 @@ pub fn update_view<T: Element, A>(
         let new = functional_op(&v, args);
         commit(op, root, rstate, &mut v, &mut s, new, mode);
     }
+}
+
+dispatch_f32! {
+    /// [`update_view`]'s window path, when it applies: puts the view
+    /// `meta` of `root`, into which the in-place op may write directly,
+    /// in `window`, and returns whether a trace is recording. It applies in [`Mode::Views`] (and in
+    /// [`Mode::Copies`] when no trace is recording: the temporary view is
+    /// never observable, only the root's new value is, so writing through
+    /// it gives the values the `*_copy` + scatter would, without the copy)
+    /// to a window view ([`ViewMeta::is_window`]) of a root buffer nobody
+    /// else can observe.
+    fn window_begin<T: Element>(
+        root: &Tensor<T> => cast_ref,
+        rstate: &Tracked => same,
+        meta: &ViewMeta => same,
+        mode: Mode => same,
+        window: &mut Option<Tensor<T>> => cast_mut,
+    ) -> Option<bool> = window_begin_any, window_begin_f32;
+}
+
+fn window_begin_any<T: Element>(
+    root: &Tensor<T>,
+    rstate: &Tracked,
+    meta: &ViewMeta,
+    mode: Mode,
+    window: &mut Option<Tensor<T>>,
+) -> Option<bool> {
+    let recording = crate::trace::is_recording();
+    if (mode == Mode::Views || !recording)
+        && meta.is_window()
+        && rstate.chain.is_empty()
+        && rstate.detached.is_none()
+        && !rstate.orig.overlaps
+        && super::can_donate_root(root, rstate)
+    {
+        *window = Some(match *meta {
+            // (`narrow`, the common window, without the dispatch.)
+            ViewMeta::Narrow(d, s, n) => root.narrow(d, s, n),
+            _ => meta.forward(root, Mode::Views),
+        });
+        Some(recording)
+    } else {
+        None
+    }
+}
+
+dispatch_f32! {
+    /// [`update_view`]'s window path after the in-place op wrote the view
+    /// `v` of [`window_begin`]: the root's new value is its buffer.
+    fn window_end<T: Element>(
+        functional: &'static str => same,
+        root: &mut Tensor<T> => cast_mut,
+        rstate: &mut Tracked => same,
+        meta: &ViewMeta => same,
+        v: &mut Tensor<T> => cast_mut,
+        recording: bool => same,
+        mode: Mode => same,
+    ) = window_end_any, window_end_f32;
+}
+
+fn window_end_any<T: Element>(
+    functional: &'static str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    meta: &ViewMeta,
+    v: &mut Tensor<T>,
+    recording: bool,
+    mode: Mode,
+) {
+    if !recording {
+        // What `reverse_in_place` below does here, minus the trace:
+        // `root` and `v` are the buffer's only handles (and the
+        // caller's, which cannot observe it), `v` is exactly the window
+        // (`meta` is a window view of the root as it is now), so the
+        // scatter moves nothing. The root keeps its identity: with no
+        // trace to name the scatter's output, an identity only tells
+        // handles apart, and `root` is still the same handle (storage
+        // and layout), changed in place as the original's tensor is;
+        // so the exit's write-back sees at once that there is nothing
+        // to copy. `v` is dropped unrenamed.
+        debug_assert!(meta.is_window() && v.same_storage(root));
+        rstate.generation += 1;
+        return;
+    }
+    super::donated(functional, v);
+    let how = InPlace {
+        caller: rstate.caller_handles(root),
+        known_window: true,
+    };
+    if !meta.reverse_in_place(root, v, how) {
+        // Not reached (`root` and `v` are the buffer's only
+        // handles); the copying scatter computes the same value.
+        *root = meta.reverse(root, v.handle(), mode);
+    }
+    rstate.generation += 1;
 }
 
 /// Writes the alias's new `value` back into `root` (if the alias still
@@ -879,52 +873,23 @@ pub fn check_chain_copy(op: &str, place: &Tracked, state: &Tracked) {
     }
 }
 
-/// [`commit`] for a view `value` made in the same statement from `place`
-/// (`None` when the place is `root` itself), e.g. `v.narrow(..).add_(..)`.
-/// If `place` holds a copy that `reshape` & co. made (see [`view`]), the
-/// mutation is written back into `place` through the views in between, not
-/// into `root`; if a `reshape` in the statement itself copied, only the
-/// temporary copy changes, as in the original program.
-#[allow(clippy::too_many_arguments)]
-pub fn commit_from<T: Element>(
-    op: &str,
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
-    place: Option<(&mut Tensor<T>, &mut Tracked)>,
-    value: &mut Tensor<T>,
-    state: &mut Tracked,
-    new: Tensor<T>,
-    mode: Mode,
-) {
-    if const { is_f32::<T>() } {
-        commit_from_f32(
-            op,
-            cast_mut(root),
-            rstate,
-            place.map(|(p, s)| (cast_mut(p), s)),
-            cast_mut(value),
-            state,
-            cast_own(new),
-            mode,
-        )
-    } else {
-        commit_from_any(op, root, rstate, place, value, state, new, mode)
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-fn commit_from_f32(
-    op: &str,
-    root: &mut Tensor<f32>,
-    rstate: &mut Tracked,
-    place: Option<(&mut Tensor<f32>, &mut Tracked)>,
-    value: &mut Tensor<f32>,
-    state: &mut Tracked,
-    new: Tensor<f32>,
-    mode: Mode,
-) {
-    commit_from_any(op, root, rstate, place, value, state, new, mode)
+dispatch_f32! {
+    /// [`commit`] for a view `value` made in the same statement from `place`
+    /// (`None` when the place is `root` itself), e.g. `v.narrow(..).add_(..)`.
+    /// If `place` holds a copy that `reshape` & co. made (see [`view`]), the
+    /// mutation is written back into `place` through the views in between, not
+    /// into `root`; if a `reshape` in the statement itself copied, only the
+    /// temporary copy changes, as in the original program.
+    pub fn commit_from<T: Element>(
+        op: &str => same,
+        root: &mut Tensor<T> => cast_mut,
+        rstate: &mut Tracked => same,
+        place: Option<(&mut Tensor<T>, &mut Tracked)> => cast_place,
+        value: &mut Tensor<T> => cast_mut,
+        state: &mut Tracked => same,
+        new: Tensor<T> => cast_own,
+        mode: Mode => same,
+    ) = commit_from_any, commit_from_f32;
 }
 
 /// The generic body of [`commit_from`].
@@ -984,23 +949,14 @@ fn writeback_root<T: Element>(
     }
 }
 
-/// Commits `new` as the value of a root after the in-place op `op`.
-pub fn commit_root<T: Element>(
-    op: &str,
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
-    new: Tensor<T>,
-) {
-    if const { is_f32::<T>() } {
-        commit_root_f32(op, cast_mut(root), rstate, cast_own(new))
-    } else {
-        commit_root_any(op, root, rstate, new)
-    }
-}
-
-#[inline(never)]
-fn commit_root_f32(op: &str, root: &mut Tensor<f32>, rstate: &mut Tracked, new: Tensor<f32>) {
-    commit_root_any(op, root, rstate, new)
+dispatch_f32! {
+    /// Commits `new` as the value of a root after the in-place op `op`.
+    pub fn commit_root<T: Element>(
+        op: &str => same,
+        root: &mut Tensor<T> => cast_mut,
+        rstate: &mut Tracked => same,
+        new: Tensor<T> => cast_own,
+    ) = commit_root_any, commit_root_f32;
 }
 
 /// The generic body of [`commit_root`].
@@ -1015,31 +971,17 @@ fn commit_root_any<T: Element>(
     root_committed(op, root, rstate);
 }
 
-/// The donating twin of [`commit_root`]: the in-place op `op` already ran
-/// on `root`'s own buffer ([`can_donate`](super::can_donate) said nobody
-/// else can observe it); `root` gets a fresh identity, recorded as the
-/// functional op `functional` (see [`donated`](super::donated)).
-pub fn donated_root<T: Element>(
-    op: &str,
-    functional: &'static str,
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
-) {
-    if const { is_f32::<T>() } {
-        donated_root_f32(op, functional, cast_mut(root), rstate)
-    } else {
-        donated_root_any(op, functional, root, rstate)
-    }
-}
-
-#[inline(never)]
-fn donated_root_f32(
-    op: &str,
-    functional: &'static str,
-    root: &mut Tensor<f32>,
-    rstate: &mut Tracked,
-) {
-    donated_root_any(op, functional, root, rstate)
+dispatch_f32! {
+    /// The donating twin of [`commit_root`]: the in-place op `op` already ran
+    /// on `root`'s own buffer ([`can_donate`](super::can_donate) said nobody
+    /// else can observe it); `root` gets a fresh identity, recorded as the
+    /// functional op `functional` (see [`donated`](super::donated)).
+    pub fn donated_root<T: Element>(
+        op: &str => same,
+        functional: &'static str => same,
+        root: &mut Tensor<T> => cast_mut,
+        rstate: &mut Tracked => same,
+    ) = donated_root_any, donated_root_f32;
 }
 
 /// The generic body of [`donated_root`].
@@ -1054,6 +996,7 @@ fn donated_root_any<T: Element>(
     root_committed(op, root, rstate);
 }
 
+#[inline]
 fn root_committed<T: Element>(op: &str, root: &Tensor<T>, rstate: &mut Tracked) {
     if op == "resize_" {
         // A new layout (and, when it grows, new storage in the original):
@@ -1064,24 +1007,15 @@ fn root_committed<T: Element>(op: &str, root: &Tensor<T>, rstate: &mut Tracked) 
     }
 }
 
-/// Applies the metadata mutation `meta` (`t_`, `transpose_`, ...) to an
-/// alias: its chain grows, its data is untouched.
-pub fn meta_inplace<T: Element>(
-    value: &mut Tensor<T>,
-    state: &mut Tracked,
-    meta: ViewMeta,
-    mode: Mode,
-) {
-    if const { is_f32::<T>() } {
-        meta_inplace_f32(cast_mut(value), state, meta, mode)
-    } else {
-        meta_inplace_any(value, state, meta, mode)
-    }
-}
-
-#[inline(never)]
-fn meta_inplace_f32(value: &mut Tensor<f32>, state: &mut Tracked, meta: ViewMeta, mode: Mode) {
-    meta_inplace_any(value, state, meta, mode)
+dispatch_f32! {
+    /// Applies the metadata mutation `meta` (`t_`, `transpose_`, ...) to an
+    /// alias: its chain grows, its data is untouched.
+    pub fn meta_inplace<T: Element>(
+        value: &mut Tensor<T> => cast_mut,
+        state: &mut Tracked => same,
+        meta: ViewMeta => same,
+        mode: Mode => same,
+    ) = meta_inplace_any, meta_inplace_f32;
 }
 
 /// The generic body of [`meta_inplace`].

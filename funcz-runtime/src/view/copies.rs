@@ -83,8 +83,8 @@ impl<T: Scalar> Tensor<T> {
     #[track_caller]
     pub fn narrow_copy(&self, dim: impl AsI64, start: impl AsI64, length: impl AsI64) -> Tensor<T> {
         let (dim, start, length) = (dim.as_i64(), start.as_i64(), length.as_i64());
-        let (s, e) = shape::narrow_bounds("narrow_copy", &self.layout, dim, start, length);
-        let l = shape::narrow_layout("narrow_copy", &self.layout, dim, start, length);
+        let (d, s, e) = shape::narrow_window("narrow_copy", &self.layout, dim, start, length);
+        let l = shape::window_layout("narrow_copy", &self.layout, d, s, e);
         crate::storage::check_alloc::<T>("narrow_copy", &l.shape);
         op(
             "slice_copy",

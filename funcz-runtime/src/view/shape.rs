@@ -351,6 +351,19 @@ fn moved_offset(op: &str, l: &Layout, k: usize, stride: usize) -> usize {
 /// ```
 #[track_caller]
 pub fn narrow_bounds(op: &str, l: &Layout, dim: i64, start: i64, length: i64) -> (usize, usize) {
+    let (_, s, e) = narrow_window(op, l, dim, start, length);
+    (s, e)
+}
+
+/// [`narrow_bounds`] with the wrapped dimension: `(dim, start, end)`.
+#[track_caller]
+pub(crate) fn narrow_window(
+    op: &str,
+    l: &Layout,
+    dim: i64,
+    start: i64,
+    length: i64,
+) -> (usize, usize, usize) {
     non_scalar(op, l);
     let d = wrap_dim(op, dim, l.ndim(), &l.shape);
     let size = l.shape[d] as i64;
@@ -377,14 +390,28 @@ pub fn narrow_bounds(op: &str, l: &Layout, dim: i64, start: i64, length: i64) ->
             &l.shape[..]
         );
     }
-    (s as usize, (s + length) as usize)
+    (d, s as usize, (s + length) as usize)
+}
+
+/// Layout of the window `[s, e)` of dimension `d` of `l`, bounds already
+/// checked ([`narrow_window`]): `slice(d, s, e, 1)` without checking
+/// them again.
+#[track_caller]
+pub(crate) fn window_layout(op: &str, l: &Layout, d: usize, s: usize, e: usize) -> Layout {
+    let mut shape = l.shape;
+    shape[d] = e - s;
+    Layout {
+        shape,
+        strides: l.strides,
+        offset: moved_offset(op, l, s, l.strides[d]),
+    }
 }
 
 /// Layout of `narrow(dim, start, length)`.
 #[track_caller]
 pub fn narrow_layout(op: &str, l: &Layout, dim: i64, start: i64, length: i64) -> Layout {
-    let (s, e) = narrow_bounds(op, l, dim, start, length);
-    slice_layout(op, l, dim, s as i64, e as i64, 1)
+    let (d, s, e) = narrow_window(op, l, dim, start, length);
+    window_layout(op, l, d, s, e)
 }
 
 /// Wraps a possibly negative `index` along `dim` for `select`, panicking

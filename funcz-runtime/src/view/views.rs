@@ -169,8 +169,8 @@ impl<T: Scalar> Tensor<T> {
     #[track_caller]
     pub fn narrow(&self, dim: impl AsI64, start: impl AsI64, length: impl AsI64) -> Tensor<T> {
         let (dim, start, length) = (dim.as_i64(), start.as_i64(), length.as_i64());
-        let (s, e) = shape::narrow_bounds("narrow", &self.layout, dim, start, length);
-        let l = shape::narrow_layout("narrow", &self.layout, dim, start, length);
+        let (d, s, e) = shape::narrow_window("narrow", &self.layout, dim, start, length);
+        let l = shape::window_layout("narrow", &self.layout, d, s, e);
         op(
             "slice",
             || vec![ten(self), int(dim), int(s), int(e), int(1)],
