@@ -61,6 +61,26 @@ pub(crate) struct Facts {
 }
 
 impl Facts {
+    /// Binding `id` is written: its root's mutation count goes up, and its
+    /// root (or, for an element, its collection) is mutated.
+    pub fn mark(&mut self, scopes: &Scopes, id: usize) {
+        if let Some(root) = scopes.root_of(id) {
+            *self.mutations.entry(root).or_default() += 1;
+        }
+        match scopes.kind(id) {
+            Kind::Root { .. } | Kind::Coll { .. } => {
+                self.mutated.insert(id);
+            }
+            Kind::Alias { root } | Kind::Multi { root } => {
+                self.mutated.insert(*root);
+            }
+            Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => {
+                self.mutated.insert(*coll);
+            }
+            _ => {}
+        }
+    }
+
     /// Whether two sets of facts agree in everything code generation reads.
     pub fn same_as(&self, other: &Self) -> bool {
         self.difference(other).is_none()

@@ -280,62 +280,7 @@ impl Analyzer<'_> {
 
     /// A call the macro cannot see into (as `Lowerer::opaque_call`).
     pub(super) fn opaque(&mut self, e: &Expr) {
-        let multi_elem = |this: &Self, a: &Expr| -> Option<usize> {
-            let inner = match a {
-                Expr::Reference(r) => &*r.expr,
-                other => other,
-            };
-            match inner {
-                Expr::Index(ix) => this
-                    .binding_of(&ix.expr)
-                    .filter(|&id| matches!(this.scopes.kind(id), Kind::Multi { .. })),
-                _ => None,
-            }
-        };
-        let mut elems: Vec<usize> = Vec::new();
-        let mut passed: Vec<(usize, bool)> = Vec::new();
-        let collect = |this: &Self, a: &Expr, passed: &mut Vec<(usize, bool)>| {
-            let (inner, by_mut) = match a {
-                Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
-                other => (other, false),
-            };
-            if let Some(id) = this.binding_of(inner)
-                && matches!(this.scopes.kind(id), Kind::Alias { .. } | Kind::Root { .. })
-            {
-                let borrowed = matches!(a, Expr::Reference(_))
-                    || matches!(
-                        this.scopes.kind(id),
-                        Kind::Root {
-                            input: Some(Passing::Ref | Passing::RefMut),
-                            ..
-                        }
-                    );
-                if borrowed {
-                    passed.push((id, by_mut));
-                }
-            }
-        };
-        match e {
-            Expr::Call(c) => {
-                elems.extend(c.args.iter().filter_map(|a| multi_elem(self, a)));
-                for a in &c.args {
-                    collect(self, a, &mut passed);
-                }
-            }
-            Expr::MethodCall(m) => {
-                elems.extend(multi_elem(self, &m.receiver));
-                elems.extend(m.args.iter().filter_map(|a| multi_elem(self, a)));
-                if let Some(id) = self.binding_of(&m.receiver)
-                    && matches!(self.scopes.kind(id), Kind::Alias { .. } | Kind::Root { .. })
-                {
-                    passed.push((id, false));
-                }
-                for a in &m.args {
-                    collect(self, a, &mut passed);
-                }
-            }
-            _ => {}
-        }
+        let (passed, elems) = self.opaque_passed(e);
         for (id, _) in passed.clone() {
             if let Kind::Alias { .. } = self.scopes.kind(id) {
                 self.mark(id);
@@ -346,7 +291,7 @@ impl Analyzer<'_> {
                 self.mark(id);
             }
         }
-        for id in elems {
+        for (id, _) in elems {
             self.mark(id);
         }
         for (id, by_mut) in passed {

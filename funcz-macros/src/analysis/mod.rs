@@ -121,21 +121,7 @@ impl Analyzer<'_> {
 
     /// Binding `id` is written: its root (or collection) is mutated.
     pub(super) fn mark(&mut self, id: usize) {
-        if let Some(root) = self.scopes.root_of(id) {
-            *self.found.mutations.entry(root).or_default() += 1;
-        }
-        match self.scopes.kind(id).clone() {
-            Kind::Root { .. } | Kind::Coll { .. } => {
-                self.found.mutated.insert(id);
-            }
-            Kind::Alias { root } | Kind::Multi { root } => {
-                self.found.mutated.insert(root);
-            }
-            Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => {
-                self.found.mutated.insert(coll);
-            }
-            _ => {}
-        }
+        self.found.mark(&self.scopes, id);
     }
 
     pub(super) fn declare_pat(&mut self, pat: &Pat, kind: Kind) {

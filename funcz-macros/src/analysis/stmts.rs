@@ -69,17 +69,7 @@ impl Analyzer<'_> {
             return;
         }
         // `let r = &x;`
-        if let Expr::Reference(r) = expr
-            && r.mutability.is_none()
-            && let Expr::Path(p) = &*r.expr
-            && p.path.segments.len() == 1
-            && let Some(to) = self.binding_of(&r.expr)
-            && (self.is_tensor_binding(to)
-                || matches!(
-                    self.scopes.kind(to),
-                    Kind::Root { .. } | Kind::Coll { .. } | Kind::Multi { .. }
-                ))
-        {
+        if let Some(to) = self.ref_target(expr) {
             self.scopes.declare_ref(&ident, to);
             return;
         }
@@ -176,13 +166,8 @@ impl Analyzer<'_> {
             visit::visit_expr(self, &a.left);
             return;
         };
-        if let Kind::Root {
-            input,
-            known: false,
-        } = self.scopes.kind(id).clone()
-            && self.is_tensor_expr(&a.right)
-        {
-            self.scopes.bindings[id].kind = Kind::Root { input, known: true };
+        if let Some(kind) = self.kind_after_assign(id, &a.right) {
+            self.scopes.bindings[id].kind = kind;
         }
         match self.scopes.kind(id).clone() {
             Kind::Root { .. } => self.visit_expr(&a.right),

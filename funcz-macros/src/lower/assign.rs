@@ -31,16 +31,8 @@ impl Lowerer<'_> {
             visit_mut::visit_expr_mut(self, &mut a.left);
             return;
         };
-        // A root not yet known to be a tensor (`let v;`, or an unknown
-        // call's result) assigned a value that is one: it is a tensor from
-        // now on (reads of it are tensor expressions).
-        if let Kind::Root {
-            input,
-            known: false,
-        } = self.scopes.kind(id).clone()
-            && self.is_tensor_expr(&a.right)
-        {
-            self.scopes.bindings[id].kind = Kind::Root { input, known: true };
+        if let Some(kind) = self.kind_after_assign(id, &a.right) {
+            self.scopes.bindings[id].kind = kind;
         }
         match self.scopes.kind(id).clone() {
             Kind::Root { input, .. } => {

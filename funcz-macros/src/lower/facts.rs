@@ -93,21 +93,7 @@ impl Lowerer<'_> {
 
     pub(super) fn mark_mutated(&mut self, id: usize) {
         self.check_elem_aliases(id);
-        if let Some(root) = self.scopes.root_of(id) {
-            *self.found.mutations.entry(root).or_default() += 1;
-        }
-        match self.scopes.kind(id).clone() {
-            Kind::Root { .. } | Kind::Coll { .. } => {
-                self.found.mutated.insert(id);
-            }
-            Kind::Alias { root } | Kind::Multi { root } => {
-                self.found.mutated.insert(root);
-            }
-            Kind::ElemRef { coll } | Kind::ElemAt { coll, .. } => {
-                self.found.mutated.insert(coll);
-            }
-            _ => {}
-        }
+        self.found.mark(&self.scopes, id);
     }
 
     /// True if `root` may be mutated after the code being lowered: a

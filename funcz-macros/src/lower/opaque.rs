@@ -14,70 +14,8 @@ impl Lowerer<'_> {
     pub(super) fn opaque_call(&mut self, e: &mut Expr) {
         let rt = rt();
         let mode = self.mode;
-        // Which tracked bindings does the call receive by reference?
-        let mut passed: Vec<(usize, bool)> = Vec::new();
-        // Elements `p[i]` of multi-output views it receives (or is called on).
-        let mut elems: Vec<(usize, Expr)> = Vec::new();
-        let multi_elem = |this: &Self, a: &Expr| -> Option<(usize, Expr)> {
-            let inner = match a {
-                Expr::Reference(r) => &*r.expr,
-                other => other,
-            };
-            match inner {
-                Expr::Index(ix) => this
-                    .binding_of(&ix.expr)
-                    .filter(|&id| matches!(this.scopes.kind(id), Kind::Multi { .. }))
-                    .map(|id| (id, (*ix.index).clone())),
-                _ => None,
-            }
-        };
-        match &*e {
-            Expr::Call(c) => elems.extend(c.args.iter().filter_map(|a| multi_elem(self, a))),
-            Expr::MethodCall(m) => {
-                elems.extend(multi_elem(self, &m.receiver));
-                elems.extend(m.args.iter().filter_map(|a| multi_elem(self, a)));
-            }
-            _ => {}
-        }
-        let collect = |this: &Self, a: &Expr, passed: &mut Vec<(usize, bool)>| {
-            let (inner, by_mut) = match a {
-                Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
-                other => (other, false),
-            };
-            if let Some(id) = this.binding_of(inner)
-                && matches!(this.scopes.kind(id), Kind::Alias { .. } | Kind::Root { .. })
-            {
-                let borrowed = matches!(a, Expr::Reference(_))
-                    || matches!(
-                        this.scopes.kind(id),
-                        Kind::Root {
-                            input: Some(Passing::Ref | Passing::RefMut),
-                            ..
-                        }
-                    );
-                if borrowed {
-                    passed.push((id, by_mut));
-                }
-            }
-        };
-        match &*e {
-            Expr::Call(c) => {
-                for a in &c.args {
-                    collect(self, a, &mut passed);
-                }
-            }
-            Expr::MethodCall(m) => {
-                if let Some(id) = self.binding_of(&m.receiver)
-                    && matches!(self.scopes.kind(id), Kind::Alias { .. } | Kind::Root { .. })
-                {
-                    passed.push((id, false));
-                }
-                for a in &m.args {
-                    collect(self, a, &mut passed);
-                }
-            }
-            _ => {}
-        }
+        let (passed, elems) = self.opaque_passed(e);
+        let mut passed = passed;
         // Views of collection elements cannot be written back: refused at
         // run time if the call mutates one.
         let elem_views: Vec<usize> = passed

@@ -279,6 +279,102 @@ pub(crate) trait Resolve {
             .and_then(|id| self.scopes().root_of(id))
     }
 
+    /// `Some(x)` if `init` (a `let r = init;`) is `&x` of a tensor binding:
+    /// `r` is then another name for `x`.
+    fn ref_target(&self, init: &Expr) -> Option<usize> {
+        let Expr::Reference(r) = init else {
+            return None;
+        };
+        let Expr::Path(p) = &*r.expr else { return None };
+        if r.mutability.is_some() || p.path.segments.len() != 1 {
+            return None;
+        }
+        let to = self.binding_of(&r.expr)?;
+        (self.is_tensor_binding(to)
+            || matches!(
+                self.scopes().kind(to),
+                Kind::Root { .. } | Kind::Coll { .. } | Kind::Multi { .. }
+            ))
+        .then_some(to)
+    }
+
+    /// The kind binding `id` has after `id = right;`: a root not yet known
+    /// to be a tensor (`let v;`, an unknown call's result) assigned a value
+    /// that is one is a tensor from then on. `None`: unchanged.
+    fn kind_after_assign(&self, id: usize, right: &Expr) -> Option<Kind> {
+        match self.scopes().kind(id) {
+            Kind::Root {
+                input,
+                known: false,
+            } if self.is_tensor_expr(right) => Some(Kind::Root {
+                input: *input,
+                known: true,
+            }),
+            _ => None,
+        }
+    }
+
+    /// What a call the macro cannot see into (`helper(&x)`, `v.unknown()`)
+    /// receives: the tracked tensors it gets by reference (binding, and
+    /// whether by `&mut`), and the elements `p[i]` of multi-output views it
+    /// gets or is called on (binding, index).
+    #[allow(clippy::type_complexity)]
+    fn opaque_passed(&self, e: &Expr) -> (Vec<(usize, bool)>, Vec<(usize, Expr)>) {
+        let multi_elem = |a: &Expr| -> Option<(usize, Expr)> {
+            let inner = match a {
+                Expr::Reference(r) => &*r.expr,
+                other => other,
+            };
+            match inner {
+                Expr::Index(ix) => self
+                    .binding_of(&ix.expr)
+                    .filter(|&id| matches!(self.scopes().kind(id), Kind::Multi { .. }))
+                    .map(|id| (id, (*ix.index).clone())),
+                _ => None,
+            }
+        };
+        let tracked = |id: usize| {
+            matches!(
+                self.scopes().kind(id),
+                Kind::Alias { .. } | Kind::Root { .. }
+            )
+        };
+        let by_ref = |a: &Expr| -> Option<(usize, bool)> {
+            let (inner, by_mut) = match a {
+                Expr::Reference(r) => (&*r.expr, r.mutability.is_some()),
+                other => (other, false),
+            };
+            let id = self.binding_of(inner).filter(|&id| tracked(id))?;
+            let borrowed = matches!(a, Expr::Reference(_))
+                || matches!(
+                    self.scopes().kind(id),
+                    Kind::Root {
+                        input: Some(Passing::Ref | Passing::RefMut),
+                        ..
+                    }
+                );
+            borrowed.then_some((id, by_mut))
+        };
+        let mut passed = Vec::new();
+        let mut elems = Vec::new();
+        match e {
+            Expr::Call(c) => {
+                elems.extend(c.args.iter().filter_map(multi_elem));
+                passed.extend(c.args.iter().filter_map(by_ref));
+            }
+            Expr::MethodCall(m) => {
+                elems.extend(multi_elem(&m.receiver));
+                elems.extend(m.args.iter().filter_map(multi_elem));
+                if let Some(id) = self.binding_of(&m.receiver).filter(|&id| tracked(id)) {
+                    passed.push((id, false));
+                }
+                passed.extend(m.args.iter().filter_map(by_ref));
+            }
+            _ => {}
+        }
+        (passed, elems)
+    }
+
     /// The one classification of an in-place op's receiver `recv` (see
     /// [`Receiver`]). Only views and in-place ops pass a tensor's storage
     /// on; anything else a method returns is made by it.

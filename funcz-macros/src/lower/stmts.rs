@@ -246,17 +246,7 @@ impl Lowerer<'_> {
             return vec![pq!(let #hidden: usize = #index;)];
         }
         // `let r = &x;` of a tensor binding: `r` is another name for `x`.
-        if let Expr::Reference(r) = &*init.expr
-            && r.mutability.is_none()
-            && let Expr::Path(p) = &*r.expr
-            && p.path.segments.len() == 1
-            && let Some(to) = self.binding_of(&r.expr)
-            && (self.is_tensor_binding(to)
-                || matches!(
-                    self.scopes.kind(to),
-                    Kind::Root { .. } | Kind::Coll { .. } | Kind::Multi { .. }
-                ))
-        {
+        if let Some(to) = self.ref_target(&init.expr) {
             self.scopes.declare_ref(&ident, to);
             return Vec::new();
         }
