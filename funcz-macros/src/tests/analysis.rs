@@ -230,3 +230,50 @@ fn without_strict_mode_missed_facts_generate_the_same_function() {
     };
     assert_eq!(text(&right), text(&recovered));
 }
+
+/// Ordinary Rust of other crates: every function of every `.rs` file under
+/// `$FUNCZ_SWEEP_DIR` (for example a crate in `~/.cargo/registry/src`),
+/// expanded in both modes: the macro does not panic, and where it accepts
+/// the function the analysis agrees with code generation. Not run by
+/// default (the directory is the caller's):
+/// `FUNCZ_SWEEP_DIR=~/.cargo/registry/src/*/ndarray-0.17.1 cargo test -p
+/// funcz-macros sweep -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn sweep_other_crates() {
+    let Some(dir) = std::env::var_os("FUNCZ_SWEEP_DIR") else {
+        return;
+    };
+    let mut dirs = vec![std::path::PathBuf::from(dir)];
+    let (mut files, mut fns, mut checked) = (0, 0, 0);
+    while let Some(d) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in rd.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let Ok(src) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let Ok(file) = syn::parse_file(&src) else {
+                continue;
+            };
+            files += 1;
+            let origin = path.display().to_string();
+            for f in functions(&file) {
+                fns += 1;
+                for m in [Remove::Mutations, Remove::MutationsAndViews] {
+                    checked += usize::from(check(&f, m, &origin));
+                }
+            }
+        }
+    }
+    println!("{files} files, {fns} functions, {checked} expansions compared");
+}
