@@ -95,7 +95,7 @@ impl<'a, T: Element> IntoFuseArg<'a, T> for Tensor<T> {
 /// type the tensor method takes: `T` or `&Tensor<T>`.
 macro_rules! with_op {
     ($arg:expr, |$o:ident| $body:expr) => {
-        match *$arg {
+        match $arg {
             Val::Scalar(v) => {
                 let $o = v;
                 $body
@@ -117,37 +117,43 @@ enum Val<'x, T: Element> {
     Tensor(&'x Tensor<T>),
 }
 
-/// The arguments of a step's op, resolved for one call.
+/// The arguments of a step's op for one call: the step and the
+/// fusion's owned operands (operands are resolved only as the op asks).
 struct Args<'x, T: Element> {
-    a: Val<'x, T>,
-    b: Val<'x, T>,
-    p: Params<T>,
+    step: &'x Step<'x, T>,
+    owned: &'x Owned<T>,
 }
 
 impl<'x, T: Element> Args<'x, T> {
-    #[inline]
-    fn a(&self) -> &Val<'x, T> {
-        &self.a
+    #[inline(always)]
+    fn a(&self) -> Val<'x, T> {
+        self.step.a.val(self.owned)
     }
 
-    #[inline]
-    fn b(&self) -> &Val<'x, T> {
-        &self.b
+    #[inline(always)]
+    fn b(&self) -> Val<'x, T> {
+        self.step.b.val(self.owned)
+    }
+
+    /// The step's scalar parameters.
+    #[inline(always)]
+    fn p(&self) -> &'x Params<T> {
+        &self.step.p
     }
 
     /// The first operand as a tensor (`end`, `tensor1`).
-    #[inline]
+    #[inline(always)]
     fn at(&self) -> &'x Tensor<T> {
-        match self.a {
+        match self.a() {
             Val::Tensor(t) => t,
             _ => unreachable!("funcz: internal: a fused step's tensor operand"),
         }
     }
 
     /// The second operand as a tensor (`tensor2`).
-    #[inline]
+    #[inline(always)]
     fn bt(&self) -> &'x Tensor<T> {
-        match self.b {
+        match self.b() {
             Val::Tensor(t) => t,
             _ => unreachable!("funcz: internal: a fused step's tensor operand"),
         }
@@ -255,16 +261,16 @@ impl<T: Element> Ops<T> {
     const ADD_SCALED: OpFns<T> = OpFns {
         op: "add_scaled_",
         func: "add_scaled",
-        inplace: |t, s| drop(with_op!(s.a(), |o| t.add_scaled_(o, s.p.s0))),
-        functional: |t, s| with_op!(s.a(), |o| t.add_scaled(o, s.p.s0)),
+        inplace: |t, s| drop(with_op!(s.a(), |o| t.add_scaled_(o, s.p().s0))),
+        functional: |t, s| with_op!(s.a(), |o| t.add_scaled(o, s.p().s0)),
         block: Some(fused::add_scaled::<T>),
     };
 
     const SUB_SCALED: OpFns<T> = OpFns {
         op: "sub_scaled_",
         func: "sub_scaled",
-        inplace: |t, s| drop(with_op!(s.a(), |o| t.sub_scaled_(o, s.p.s0))),
-        functional: |t, s| with_op!(s.a(), |o| t.sub_scaled(o, s.p.s0)),
+        inplace: |t, s| drop(with_op!(s.a(), |o| t.sub_scaled_(o, s.p().s0))),
+        functional: |t, s| with_op!(s.a(), |o| t.sub_scaled(o, s.p().s0)),
         block: Some(fused::sub_scaled::<T>),
     };
 
@@ -311,16 +317,16 @@ impl<T: Element> Ops<T> {
     const FILL: OpFns<T> = OpFns {
         op: "fill_",
         func: "fill",
-        inplace: |t, s| drop(t.fill_(s.p.s0)),
-        functional: |t, s| t.fill(s.p.s0),
+        inplace: |t, s| drop(t.fill_(s.p().s0)),
+        functional: |t, s| t.fill(s.p().s0),
         block: Some(fused::fill::<T>),
     };
 
     const CLAMP: OpFns<T> = OpFns {
         op: "clamp_",
         func: "clamp",
-        inplace: |t, s| drop(t.clamp_(s.p.lo, s.p.hi)),
-        functional: |t, s| t.clamp(s.p.lo, s.p.hi),
+        inplace: |t, s| drop(t.clamp_(s.p().lo, s.p().hi)),
+        functional: |t, s| t.clamp(s.p().lo, s.p().hi),
         block: Some(fused::clamp::<T>),
     };
 
@@ -333,16 +339,16 @@ impl<T: Element> Ops<T> {
     const CLAMP_MIN: OpFns<T> = OpFns {
         op: "clamp_min_",
         func: "clamp_min",
-        inplace: |t, s| drop(t.clamp_min_(s.p.s0)),
-        functional: |t, s| t.clamp_min(s.p.s0),
+        inplace: |t, s| drop(t.clamp_min_(s.p().s0)),
+        functional: |t, s| t.clamp_min(s.p().s0),
         block: Some(fused::clamp_min::<T>),
     };
 
     const CLAMP_MAX: OpFns<T> = OpFns {
         op: "clamp_max_",
         func: "clamp_max",
-        inplace: |t, s| drop(t.clamp_max_(s.p.s0)),
-        functional: |t, s| t.clamp_max(s.p.s0),
+        inplace: |t, s| drop(t.clamp_max_(s.p().s0)),
+        functional: |t, s| t.clamp_max(s.p().s0),
         block: Some(fused::clamp_max::<T>),
     };
 }
@@ -351,8 +357,8 @@ impl<T: FloatElement> Ops<T> {
     const HARDTANH: OpFns<T> = OpFns {
         op: "hardtanh_",
         func: "hardtanh",
-        inplace: |t, s| drop(t.hardtanh_(s.p.s0, s.p.s1)),
-        functional: |t, s| t.hardtanh(s.p.s0, s.p.s1),
+        inplace: |t, s| drop(t.hardtanh_(s.p().s0, s.p().s1)),
+        functional: |t, s| t.hardtanh(s.p().s0, s.p().s1),
         block: Some(fused::hardtanh::<T>),
     };
 
@@ -469,16 +475,16 @@ impl<T: FloatElement> Ops<T> {
     const ADDCMUL: OpFns<T> = OpFns {
         op: "addcmul_",
         func: "addcmul",
-        inplace: |t, s| drop(t.addcmul_(s.at(), s.bt(), s.p.s0)),
-        functional: |t, s| t.addcmul(s.at(), s.bt(), s.p.s0),
+        inplace: |t, s| drop(t.addcmul_(s.at(), s.bt(), s.p().s0)),
+        functional: |t, s| t.addcmul(s.at(), s.bt(), s.p().s0),
         block: Some(fused::addcmul::<T>),
     };
 
     const ADDCDIV: OpFns<T> = OpFns {
         op: "addcdiv_",
         func: "addcdiv",
-        inplace: |t, s| drop(t.addcdiv_(s.at(), s.bt(), s.p.s0)),
-        functional: |t, s| t.addcdiv(s.at(), s.bt(), s.p.s0),
+        inplace: |t, s| drop(t.addcdiv_(s.at(), s.bt(), s.p().s0)),
+        functional: |t, s| t.addcdiv(s.at(), s.bt(), s.p().s0),
         block: Some(fused::addcdiv::<T>),
     };
 
@@ -525,15 +531,11 @@ struct Step<'a, T: Element> {
 impl<'a, T: Element> Step<'a, T> {
     /// The step's arguments.
     #[inline]
-    fn args<'x>(&self, owned: &'x Owned<T>) -> Args<'x, T>
+    fn args<'x>(&'x self, owned: &'x Owned<T>) -> Args<'x, T>
     where
         'a: 'x,
     {
-        Args {
-            a: self.a.val(owned),
-            b: self.b.val(owned),
-            p: self.p,
-        }
+        Args { step: self, owned }
     }
 
     /// Runs the step on the tracked root, as generated code runs one op.
@@ -547,8 +549,10 @@ impl<'a, T: Element> Step<'a, T> {
             let new = (self.fns.functional)(root, &self.args(owned));
             commit_root(self.fns.op, root, state, new);
         }
-        self.a.release(owned);
-        self.b.release(owned);
+        if !owned.is_empty() {
+            self.a.release(owned);
+            self.b.release(owned);
+        }
     }
 
     /// Runs the step on a fresh value, as generated code runs one op.
@@ -560,8 +564,10 @@ impl<'a, T: Element> Step<'a, T> {
         } else {
             *t = (self.fns.functional)(t, &self.args(owned));
         }
-        self.a.release(owned);
-        self.b.release(owned);
+        if !owned.is_empty() {
+            self.a.release(owned);
+            self.b.release(owned);
+        }
     }
 }
 
