@@ -1251,3 +1251,52 @@ fn pool_kinds_cover_every_kind() {
         assert_eq!(built, kind);
     }
 }
+
+#[test]
+fn runs_longer_than_the_reserved_steps_with_owned_operands() {
+    // A fusion reserves room for 16 steps; longer runs (the macro writes
+    // up to 32) grow it. Owned operands are dropped after their step.
+    let mut ops = Vec::new();
+    for _ in 0..3 {
+        ops.extend(chain10());
+        ops.push(Op::Add(Arg::O(1)));
+        ops.push(Op::Lerp(0, Arg::O(1)));
+    }
+    assert_eq!(ops.len(), 36);
+    let pools = [
+        vec![(Kind::Run, 0, 1), (Kind::Run, 1, 1)],
+        vec![(Kind::Run, 0, 1), (Kind::Alias, 0, 0)],
+    ];
+    for root in [Root::Fresh, Root::Input, Root::Shared] {
+        for pool in &pools {
+            for n in [3, 3000] {
+                let c = simple(root, &[n], pool.clone(), ops.clone());
+                rt::set_min_fused(0);
+                check::<f32>(&c).unwrap();
+                check::<f64>(&c).unwrap();
+                // Below the fuse threshold: op by op, the same outcome.
+                rt::set_min_fused(usize::MAX);
+                let (want, _, _) = run_case::<f32>(&c, false);
+                let (got, passes, _) = run_case::<f32>(&c, true);
+                assert_eq!(passes, 0);
+                assert_eq!(got, want, "{root:?} {n}");
+            }
+        }
+    }
+    rt::set_min_fused(0);
+}
+
+#[test]
+fn a_small_value_runs_op_by_op_without_a_pass() {
+    // The default threshold (2048 elements): the benchmark chain on 1K
+    // elements runs op by op, with the op-by-op outcome.
+    let old = rt::set_min_fused(2048);
+    for n in [1000, 3000] {
+        let c = simple(Root::Input, &[n], vec![(Kind::Run, 0, 1)], chain10());
+        let (want, _, _) = run_case::<f32>(&c, false);
+        let (got, passes, _) = run_case::<f32>(&c, true);
+        assert_eq!(passes, u64::from(n >= 2048));
+        assert_eq!(got, want);
+    }
+    rt::set_min_fused(old);
+}

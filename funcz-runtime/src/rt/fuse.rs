@@ -53,17 +53,6 @@ pub enum FuseArg<'a, T: Element> {
     Owned(Box<Tensor<T>>),
 }
 
-impl<T: Element> FuseArg<'_, T> {
-    /// The tensor, if the operand is one.
-    fn tensor(&self) -> Option<&Tensor<T>> {
-        match self {
-            FuseArg::Scalar(_) => None,
-            FuseArg::Ref(t) => Some(t),
-            FuseArg::Owned(t) => Some(t),
-        }
-    }
-}
-
 /// What a [`Fusion`] step accepts where the in-place op takes an
 /// [`Operand`](crate::Operand): a scalar `T`, a `&Tensor<T>` or an owned
 /// `Tensor<T>` (the same three types, so the same arguments type-check).
@@ -102,75 +91,490 @@ impl<'a, T: Element> IntoFuseArg<'a, T> for Tensor<T> {
     }
 }
 
-/// Runs `$body` with `$o` bound to the operand `$arg` (a `&FuseArg`) as
-/// the type the tensor method takes: `T` or `&Tensor<T>`.
+/// Runs `$body` with `$o` bound to the operand `$arg` (a `&Val`) as the
+/// type the tensor method takes: `T` or `&Tensor<T>`.
 macro_rules! with_op {
     ($arg:expr, |$o:ident| $body:expr) => {
         match $arg {
-            FuseArg::Scalar(v) => {
-                let $o = *v;
+            Val::Scalar(v) => {
+                let $o = v;
                 $body
             }
-            FuseArg::Ref(t) => {
+            Val::Tensor(t) => {
                 let $o: &Tensor<_> = t;
                 $body
             }
-            FuseArg::Owned(t) => {
-                let $o: &Tensor<_> = &**t;
-                $body
-            }
+            Val::None => unreachable!("funcz: internal: a fused step without its operand"),
         }
     };
 }
 
-/// The in-place op of a step, run on a value.
-type InplaceFn<'a, T> = fn(&Tensor<T>, &Step<'a, T>);
-/// The functional twin of a step, computing a fresh value.
-type FunctionalFn<'a, T> = fn(&Tensor<T>, &Step<'a, T>) -> Tensor<T>;
+/// An operand of a step as the step's op receives it.
+#[derive(Clone, Copy)]
+enum Val<'x, T: Element> {
+    None,
+    Scalar(T),
+    Tensor(&'x Tensor<T>),
+}
 
-/// One recorded in-place op.
-struct Step<'a, T: Element> {
+/// The arguments of a step's op for one call: the step and the
+/// fusion's owned operands (operands are resolved only as the op asks).
+struct Args<'x, T: Element> {
+    step: &'x Step<'x, T>,
+    owned: &'x Owned<T>,
+}
+
+impl<'x, T: Element> Args<'x, T> {
+    #[inline(always)]
+    fn a(&self) -> Val<'x, T> {
+        self.step.a.val(self.owned)
+    }
+
+    #[inline(always)]
+    fn b(&self) -> Val<'x, T> {
+        self.step.b.val(self.owned)
+    }
+
+    /// The step's scalar parameters.
+    #[inline(always)]
+    fn p(&self) -> &'x Params<T> {
+        &self.step.p
+    }
+
+    /// The first operand as a tensor (`end`, `tensor1`).
+    #[inline(always)]
+    fn at(&self) -> &'x Tensor<T> {
+        match self.a() {
+            Val::Tensor(t) => t,
+            _ => unreachable!("funcz: internal: a fused step's tensor operand"),
+        }
+    }
+
+    /// The second operand as a tensor (`tensor2`).
+    #[inline(always)]
+    fn bt(&self) -> &'x Tensor<T> {
+        match self.b() {
+            Val::Tensor(t) => t,
+            _ => unreachable!("funcz: internal: a fused step's tensor operand"),
+        }
+    }
+}
+
+/// The in-place op of a step, run on a value.
+type InplaceFn<T> = fn(&Tensor<T>, &Args<'_, T>);
+/// The functional twin of a step, computing a fresh value.
+type FunctionalFn<T> = fn(&Tensor<T>, &Args<'_, T>) -> Tensor<T>;
+
+/// The owned operands of a fusion, each dropped after its step ran.
+type Owned<T> = Vec<Option<Box<Tensor<T>>>>;
+
+/// An operand as a step stores it: an owned tensor is kept in the
+/// fusion's [`Owned`] list (by index), so that a step is `Copy` and has
+/// nothing to drop.
+#[derive(Clone, Copy)]
+enum Slot<'a, T: Element> {
+    None,
+    Scalar(T),
+    Ref(&'a Tensor<T>),
+    Owned(usize),
+}
+
+impl<'a, T: Element> Slot<'a, T> {
+    /// The operand, resolved against the fusion's owned operands.
+    #[inline]
+    fn val<'x>(self, owned: &'x Owned<T>) -> Val<'x, T>
+    where
+        'a: 'x,
+    {
+        match self {
+            Slot::None => Val::None,
+            Slot::Scalar(v) => Val::Scalar(v),
+            Slot::Ref(t) => Val::Tensor(t),
+            Slot::Owned(i) => Val::Tensor(
+                owned[i]
+                    .as_deref()
+                    .expect("funcz: internal: an owned operand used after its step"),
+            ),
+        }
+    }
+
+    /// Drops the operand if the fusion owns it (after its step ran, as the
+    /// unfused code drops its argument).
+    #[inline]
+    fn release(self, owned: &mut Owned<T>) {
+        if let Slot::Owned(i) = self {
+            owned[i] = None;
+        }
+    }
+}
+
+/// The fixed parts of a step: its op's names and functions, one `'static`
+/// table per op and element type, so that a step stays small.
+struct OpFns<T: Element> {
     /// The in-place method's name (`add_scaled_`), as generated code
     /// passes it to [`donated_root`] and [`commit_root`].
     op: &'static str,
     /// The functional twin's method name (`add_scaled`).
     func: &'static str,
-    a: Option<FuseArg<'a, T>>,
-    b: Option<FuseArg<'a, T>>,
-    p: Params<T>,
-    inplace: InplaceFn<'a, T>,
-    functional: FunctionalFn<'a, T>,
+    inplace: InplaceFn<T>,
+    functional: FunctionalFn<T>,
     /// The block kernel; `None` if the step never fuses.
     block: Option<BlockFn<T>>,
 }
 
+/// The [`OpFns`] of every op.
+struct Ops<T>(std::marker::PhantomData<T>);
+
+impl<T: Element> Ops<T> {
+    const ADD: OpFns<T> = OpFns {
+        op: "add_",
+        func: "add",
+        inplace: |t, s| drop(with_op!(s.a(), |o| t.add_(o))),
+        functional: |t, s| with_op!(s.a(), |o| t.add(o)),
+        block: Some(fused::add::<T>),
+    };
+
+    const SUB: OpFns<T> = OpFns {
+        op: "sub_",
+        func: "sub",
+        inplace: |t, s| drop(with_op!(s.a(), |o| t.sub_(o))),
+        functional: |t, s| with_op!(s.a(), |o| t.sub(o)),
+        block: Some(fused::sub::<T>),
+    };
+
+    const MUL: OpFns<T> = OpFns {
+        op: "mul_",
+        func: "mul",
+        inplace: |t, s| drop(with_op!(s.a(), |o| t.mul_(o))),
+        functional: |t, s| with_op!(s.a(), |o| t.mul(o)),
+        block: Some(fused::mul::<T>),
+    };
+
+    const DIV: OpFns<T> = OpFns {
+        op: "div_",
+        func: "div",
+        inplace: |t, s| drop(with_op!(s.a(), |o| t.div_(o))),
+        functional: |t, s| with_op!(s.a(), |o| t.div(o)),
+        block: Some(fused::div::<T>),
+    };
+
+    const ADD_SCALED: OpFns<T> = OpFns {
+        op: "add_scaled_",
+        func: "add_scaled",
+        inplace: |t, s| drop(with_op!(s.a(), |o| t.add_scaled_(o, s.p().s0))),
+        functional: |t, s| with_op!(s.a(), |o| t.add_scaled(o, s.p().s0)),
+        block: Some(fused::add_scaled::<T>),
+    };
+
+    const SUB_SCALED: OpFns<T> = OpFns {
+        op: "sub_scaled_",
+        func: "sub_scaled",
+        inplace: |t, s| drop(with_op!(s.a(), |o| t.sub_scaled_(o, s.p().s0))),
+        functional: |t, s| with_op!(s.a(), |o| t.sub_scaled(o, s.p().s0)),
+        block: Some(fused::sub_scaled::<T>),
+    };
+
+    const NEG: OpFns<T> = OpFns {
+        op: "neg_",
+        func: "neg",
+        inplace: |t, _| drop(t.neg_()),
+        functional: |t, _| t.neg(),
+        block: Some(fused::neg::<T>),
+    };
+
+    const ABS: OpFns<T> = OpFns {
+        op: "abs_",
+        func: "abs",
+        inplace: |t, _| drop(t.abs_()),
+        functional: |t, _| t.abs(),
+        block: Some(fused::abs::<T>),
+    };
+
+    const RELU: OpFns<T> = OpFns {
+        op: "relu_",
+        func: "relu",
+        inplace: |t, _| drop(t.relu_()),
+        functional: |t, _| t.relu(),
+        block: Some(fused::relu::<T>),
+    };
+
+    const SIGN: OpFns<T> = OpFns {
+        op: "sign_",
+        func: "sign",
+        inplace: |t, _| drop(t.sign_()),
+        functional: |t, _| t.sign(),
+        block: Some(fused::sign::<T>),
+    };
+
+    const ZERO: OpFns<T> = OpFns {
+        op: "zero_",
+        func: "zero",
+        inplace: |t, _| drop(t.zero_()),
+        functional: |t, _| t.zero(),
+        block: Some(fused::zero::<T>),
+    };
+
+    const FILL: OpFns<T> = OpFns {
+        op: "fill_",
+        func: "fill",
+        inplace: |t, s| drop(t.fill_(s.p().s0)),
+        functional: |t, s| t.fill(s.p().s0),
+        block: Some(fused::fill::<T>),
+    };
+
+    const CLAMP: OpFns<T> = OpFns {
+        op: "clamp_",
+        func: "clamp",
+        inplace: |t, s| drop(t.clamp_(s.p().lo, s.p().hi)),
+        functional: |t, s| t.clamp(s.p().lo, s.p().hi),
+        block: Some(fused::clamp::<T>),
+    };
+
+    /// `clamp_` without a bound: the op panics, so it never fuses.
+    const CLAMP_UNBOUNDED: OpFns<T> = OpFns {
+        block: None,
+        ..Self::CLAMP
+    };
+
+    const CLAMP_MIN: OpFns<T> = OpFns {
+        op: "clamp_min_",
+        func: "clamp_min",
+        inplace: |t, s| drop(t.clamp_min_(s.p().s0)),
+        functional: |t, s| t.clamp_min(s.p().s0),
+        block: Some(fused::clamp_min::<T>),
+    };
+
+    const CLAMP_MAX: OpFns<T> = OpFns {
+        op: "clamp_max_",
+        func: "clamp_max",
+        inplace: |t, s| drop(t.clamp_max_(s.p().s0)),
+        functional: |t, s| t.clamp_max(s.p().s0),
+        block: Some(fused::clamp_max::<T>),
+    };
+}
+
+impl<T: FloatElement> Ops<T> {
+    const HARDTANH: OpFns<T> = OpFns {
+        op: "hardtanh_",
+        func: "hardtanh",
+        inplace: |t, s| drop(t.hardtanh_(s.p().s0, s.p().s1)),
+        functional: |t, s| t.hardtanh(s.p().s0, s.p().s1),
+        block: Some(fused::hardtanh::<T>),
+    };
+
+    const SQRT: OpFns<T> = OpFns {
+        op: "sqrt_",
+        func: "sqrt",
+        inplace: |t, _| drop(t.sqrt_()),
+        functional: |t, _| t.sqrt(),
+        block: Some(fused::sqrt::<T>),
+    };
+
+    const RSQRT: OpFns<T> = OpFns {
+        op: "rsqrt_",
+        func: "rsqrt",
+        inplace: |t, _| drop(t.rsqrt_()),
+        functional: |t, _| t.rsqrt(),
+        block: Some(fused::rsqrt::<T>),
+    };
+
+    const RECIPROCAL: OpFns<T> = OpFns {
+        op: "reciprocal_",
+        func: "reciprocal",
+        inplace: |t, _| drop(t.reciprocal_()),
+        functional: |t, _| t.reciprocal(),
+        block: Some(fused::reciprocal::<T>),
+    };
+
+    const EXP: OpFns<T> = OpFns {
+        op: "exp_",
+        func: "exp",
+        inplace: |t, _| drop(t.exp_()),
+        functional: |t, _| t.exp(),
+        block: Some(fused::exp::<T>),
+    };
+
+    const LOG: OpFns<T> = OpFns {
+        op: "log_",
+        func: "log",
+        inplace: |t, _| drop(t.log_()),
+        functional: |t, _| t.log(),
+        block: Some(fused::log::<T>),
+    };
+
+    const SIGMOID: OpFns<T> = OpFns {
+        op: "sigmoid_",
+        func: "sigmoid",
+        inplace: |t, _| drop(t.sigmoid_()),
+        functional: |t, _| t.sigmoid(),
+        block: Some(fused::sigmoid::<T>),
+    };
+
+    const TANH: OpFns<T> = OpFns {
+        op: "tanh_",
+        func: "tanh",
+        inplace: |t, _| drop(t.tanh_()),
+        functional: |t, _| t.tanh(),
+        block: Some(fused::tanh::<T>),
+    };
+
+    const SIN: OpFns<T> = OpFns {
+        op: "sin_",
+        func: "sin",
+        inplace: |t, _| drop(t.sin_()),
+        functional: |t, _| t.sin(),
+        block: Some(fused::sin::<T>),
+    };
+
+    const COS: OpFns<T> = OpFns {
+        op: "cos_",
+        func: "cos",
+        inplace: |t, _| drop(t.cos_()),
+        functional: |t, _| t.cos(),
+        block: Some(fused::cos::<T>),
+    };
+
+    const ERF: OpFns<T> = OpFns {
+        op: "erf_",
+        func: "erf",
+        inplace: |t, _| drop(t.erf_()),
+        functional: |t, _| t.erf(),
+        block: Some(fused::erf::<T>),
+    };
+
+    const FLOOR: OpFns<T> = OpFns {
+        op: "floor_",
+        func: "floor",
+        inplace: |t, _| drop(t.floor_()),
+        functional: |t, _| t.floor(),
+        block: Some(fused::floor::<T>),
+    };
+
+    const ROUND: OpFns<T> = OpFns {
+        op: "round_",
+        func: "round",
+        inplace: |t, _| drop(t.round_()),
+        functional: |t, _| t.round(),
+        block: Some(fused::round::<T>),
+    };
+
+    const POW: OpFns<T> = OpFns {
+        op: "pow_",
+        func: "pow",
+        inplace: |t, s| drop(with_op!(s.a(), |o| t.pow_(o))),
+        functional: |t, s| with_op!(s.a(), |o| t.pow(o)),
+        block: Some(fused::pow::<T>),
+    };
+
+    /// `pow_` by a scalar exponent (the block kernel reads it from `p`).
+    const POW_SCALAR: OpFns<T> = OpFns {
+        block: Some(fused::pow_scalar::<T>),
+        ..Self::POW
+    };
+
+    const ADDCMUL: OpFns<T> = OpFns {
+        op: "addcmul_",
+        func: "addcmul",
+        inplace: |t, s| drop(t.addcmul_(s.at(), s.bt(), s.p().s0)),
+        functional: |t, s| t.addcmul(s.at(), s.bt(), s.p().s0),
+        block: Some(fused::addcmul::<T>),
+    };
+
+    const ADDCDIV: OpFns<T> = OpFns {
+        op: "addcdiv_",
+        func: "addcdiv",
+        inplace: |t, s| drop(t.addcdiv_(s.at(), s.bt(), s.p().s0)),
+        functional: |t, s| t.addcdiv(s.at(), s.bt(), s.p().s0),
+        block: Some(fused::addcdiv::<T>),
+    };
+
+    const ADDCMUL1: OpFns<T> = OpFns {
+        op: "addcmul1_",
+        func: "addcmul1",
+        inplace: |t, s| drop(t.addcmul1_(s.at(), s.bt())),
+        functional: |t, s| t.addcmul1(s.at(), s.bt()),
+        block: Some(fused::addcmul1::<T>),
+    };
+
+    const ADDCDIV1: OpFns<T> = OpFns {
+        op: "addcdiv1_",
+        func: "addcdiv1",
+        inplace: |t, s| drop(t.addcdiv1_(s.at(), s.bt())),
+        functional: |t, s| t.addcdiv1(s.at(), s.bt()),
+        block: Some(fused::addcdiv1::<T>),
+    };
+
+    const LERP: OpFns<T> = OpFns {
+        op: "lerp_",
+        func: "lerp",
+        inplace: |t, s| drop(with_op!(s.b(), |w| t.lerp_(s.at(), w))),
+        functional: |t, s| with_op!(s.b(), |w| t.lerp(s.at(), w)),
+        block: Some(fused::lerp::<T>),
+    };
+
+    /// `lerp_` by a scalar weight (the block kernel reads it from `p`).
+    const LERP_SCALAR: OpFns<T> = OpFns {
+        block: Some(fused::lerp_scalar::<T>),
+        ..Self::LERP
+    };
+}
+
+/// One recorded in-place op.
+#[derive(Clone, Copy)]
+struct Step<'a, T: Element> {
+    fns: &'static OpFns<T>,
+    a: Slot<'a, T>,
+    b: Slot<'a, T>,
+    p: Params<T>,
+}
+
 impl<'a, T: Element> Step<'a, T> {
-    fn a(&self) -> &FuseArg<'a, T> {
-        self.a
-            .as_ref()
-            .expect("funcz: internal: a fused step without its operand")
+    /// The step's arguments.
+    #[inline]
+    fn args<'x>(&'x self, owned: &'x Owned<T>) -> Args<'x, T>
+    where
+        'a: 'x,
+    {
+        Args { step: self, owned }
     }
 
-    fn b(&self) -> &FuseArg<'a, T> {
-        self.b
-            .as_ref()
-            .expect("funcz: internal: a fused step without its operand")
+    /// Runs the step on the tracked root, as generated code runs one op.
+    #[inline]
+    #[track_caller]
+    fn run_root(&self, root: &mut Tensor<T>, state: &mut Tracked, owned: &mut Owned<T>) {
+        if can_donate_root(root, state) {
+            (self.fns.inplace)(root, &self.args(owned));
+            donated_root(self.fns.op, self.fns.func, root, state);
+        } else {
+            let new = (self.fns.functional)(root, &self.args(owned));
+            commit_root(self.fns.op, root, state, new);
+        }
+        if !owned.is_empty() {
+            self.a.release(owned);
+            self.b.release(owned);
+        }
     }
 
-    /// The first operand as a tensor (`end`, `tensor1`).
-    fn at(&self) -> &Tensor<T> {
-        self.a()
-            .tensor()
-            .expect("funcz: internal: a fused step's tensor operand")
-    }
-
-    /// The second operand as a tensor (`tensor2`).
-    fn bt(&self) -> &Tensor<T> {
-        self.b()
-            .tensor()
-            .expect("funcz: internal: a fused step's tensor operand")
+    /// Runs the step on a fresh value, as generated code runs one op.
+    #[inline]
+    fn run_value(&self, t: &mut Tensor<T>, owned: &mut Owned<T>) {
+        if can_donate(t) {
+            (self.fns.inplace)(t, &self.args(owned));
+            donated(self.fns.func, t);
+        } else {
+            *t = (self.fns.functional)(t, &self.args(owned));
+        }
+        if !owned.is_empty() {
+            self.a.release(owned);
+            self.b.release(owned);
+        }
     }
 }
+
+/// The steps a fusion has room for before it grows: 16 steps of 64 bytes
+/// (`f32`) are one small allocation, which the allocator serves from its
+/// per-thread cache.
+const FIRST_CAPACITY: usize = 16;
 
 /// A run of in-place elementwise ops on one value, recorded to be run by
 /// [`fused_root`] (or [`fused_value`]) as one pass over the value's buffer.
@@ -203,6 +607,8 @@ impl<'a, T: Element> Step<'a, T> {
 /// ```
 pub struct Fusion<'a, T: Element> {
     steps: Vec<Step<'a, T>>,
+    /// The operands the fusion owns (see [`Slot::Owned`]).
+    owned: Owned<T>,
     /// The run compiled as one per-element function, and the ops it was
     /// compiled for (see [`Fusion::kernel`]).
     kernel: Option<(&'a [&'a str], Kernel<'a, T>)>,
@@ -230,11 +636,19 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// rt::fused_value(&mut y, Fusion::new().abs_().sqrt_());
     /// assert_eq!(y.to_vec(), vec![1.0, 2.0f32.sqrt()]);
     /// ```
+    #[inline(always)]
     pub fn new() -> Self {
         Fusion {
-            steps: Vec::with_capacity(8),
+            steps: Vec::with_capacity(FIRST_CAPACITY),
+            owned: Vec::new(),
             kernel: None,
         }
+    }
+
+    /// The recorded steps, in order.
+    #[inline]
+    fn steps(&self) -> std::slice::Iter<'_, Step<'a, T>> {
+        self.steps.iter()
     }
 
     /// An empty fusion for values like `like` (only its element type is
@@ -248,6 +662,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// drop(y); // not borrowed
     /// assert_eq!(f.len(), 2);
     /// ```
+    #[inline(always)]
     pub fn of(like: &Tensor<T>) -> Self {
         let _ = like;
         Fusion::new()
@@ -281,7 +696,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// assert_eq!(f.ops(), vec!["add_scaled_", "clamp_min_"]);
     /// ```
     pub fn ops(&self) -> Vec<&'static str> {
-        self.steps.iter().map(|s| s.op).collect()
+        self.steps().map(|s| s.fns.op).collect()
     }
 
     /// Attaches `kernel`, the run compiled as one function (generated
@@ -304,6 +719,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// rt::fused_root(&mut y, &mut s, f);
     /// assert_eq!(y.to_vec(), vec![0.0, 3.0]);
     /// ```
+    #[inline(always)]
     pub fn kernel(mut self, ops: &'a [&'a str], kernel: Kernel<'a, T>) -> Self {
         self.kernel = Some((ops, kernel));
         self
@@ -312,228 +728,173 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// The kernel, if it was written for exactly the recorded steps.
     fn checked_kernel(&self) -> Option<Kernel<'a, T>> {
         let (ops, k) = self.kernel?;
-        (ops.len() == self.steps.len() && ops.iter().zip(&self.steps).all(|(o, s)| *o == s.op))
+        (ops.len() == self.steps.len() && ops.iter().zip(self.steps()).all(|(o, s)| *o == s.fns.op))
             .then_some(k)
     }
 
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn step(
         mut self,
-        op: &'static str,
-        func: &'static str,
+        fns: &'static OpFns<T>,
         a: Option<FuseArg<'a, T>>,
         b: Option<FuseArg<'a, T>>,
         p: Params<T>,
-        inplace: InplaceFn<'a, T>,
-        functional: FunctionalFn<'a, T>,
-        block: Option<BlockFn<T>>,
     ) -> Self {
-        self.steps.push(Step {
-            op,
-            func,
-            a,
-            b,
-            p,
-            inplace,
-            functional,
-            block,
-        });
+        let a = self.slot(a);
+        let b = self.slot(b);
+        self.steps.push(Step { fns, a, b, p });
         self
     }
 
+    /// Stores an operand (an owned one in [`Self::owned`]).
+    #[inline(always)]
+    fn slot(&mut self, a: Option<FuseArg<'a, T>>) -> Slot<'a, T> {
+        match a {
+            None => Slot::None,
+            Some(FuseArg::Scalar(v)) => Slot::Scalar(v),
+            Some(FuseArg::Ref(t)) => Slot::Ref(t),
+            Some(FuseArg::Owned(t)) => {
+                self.owned.push(Some(t));
+                Slot::Owned(self.owned.len() - 1)
+            }
+        }
+    }
+
     /// A step with no operand and no parameter.
-    #[inline]
-    fn unary(
-        self,
-        op: &'static str,
-        func: &'static str,
-        inplace: InplaceFn<'a, T>,
-        functional: FunctionalFn<'a, T>,
-        block: BlockFn<T>,
-    ) -> Self {
-        self.step(
-            op,
-            func,
-            None,
-            None,
-            Params::default(),
-            inplace,
-            functional,
-            Some(block),
-        )
+    #[inline(always)]
+    fn unary(self, fns: &'static OpFns<T>) -> Self {
+        self.step(fns, None, None, Params::default())
     }
 
     /// [`Tensor::add_`]: `self += other`.
+    #[inline(always)]
     pub fn add_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
-            "add_",
-            "add",
+            &Ops::<T>::ADD,
             Some(other.into_fuse_arg()),
             None,
             Params::default(),
-            |t, s| drop(with_op!(s.a(), |o| t.add_(o))),
-            |t, s| with_op!(s.a(), |o| t.add(o)),
-            Some(fused::add::<T>),
         )
     }
 
     /// [`Tensor::sub_`]: `self -= other`.
+    #[inline(always)]
     pub fn sub_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
-            "sub_",
-            "sub",
+            &Ops::<T>::SUB,
             Some(other.into_fuse_arg()),
             None,
             Params::default(),
-            |t, s| drop(with_op!(s.a(), |o| t.sub_(o))),
-            |t, s| with_op!(s.a(), |o| t.sub(o)),
-            Some(fused::sub::<T>),
         )
     }
 
     /// [`Tensor::mul_`]: `self *= other`.
+    #[inline(always)]
     pub fn mul_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
-            "mul_",
-            "mul",
+            &Ops::<T>::MUL,
             Some(other.into_fuse_arg()),
             None,
             Params::default(),
-            |t, s| drop(with_op!(s.a(), |o| t.mul_(o))),
-            |t, s| with_op!(s.a(), |o| t.mul(o)),
-            Some(fused::mul::<T>),
         )
     }
 
     /// [`Tensor::div_`]: `self /= other` (integer divisions never fuse:
     /// they check their divisor first).
+    #[inline(always)]
     pub fn div_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
-            "div_",
-            "div",
+            &Ops::<T>::DIV,
             Some(other.into_fuse_arg()),
             None,
             Params::default(),
-            |t, s| drop(with_op!(s.a(), |o| t.div_(o))),
-            |t, s| with_op!(s.a(), |o| t.div(o)),
-            Some(fused::div::<T>),
         )
     }
 
     /// [`Tensor::add_scaled_`]: `self += alpha * other`.
+    #[inline(always)]
     pub fn add_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
         self.step(
-            "add_scaled_",
-            "add_scaled",
+            &Ops::<T>::ADD_SCALED,
             Some(other.into_fuse_arg()),
             None,
             Params {
                 s0: alpha,
                 ..Params::default()
             },
-            |t, s| drop(with_op!(s.a(), |o| t.add_scaled_(o, s.p.s0))),
-            |t, s| with_op!(s.a(), |o| t.add_scaled(o, s.p.s0)),
-            Some(fused::add_scaled::<T>),
         )
     }
 
     /// [`Tensor::sub_scaled_`]: `self -= alpha * other`.
+    #[inline(always)]
     pub fn sub_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
         self.step(
-            "sub_scaled_",
-            "sub_scaled",
+            &Ops::<T>::SUB_SCALED,
             Some(other.into_fuse_arg()),
             None,
             Params {
                 s0: alpha,
                 ..Params::default()
             },
-            |t, s| drop(with_op!(s.a(), |o| t.sub_scaled_(o, s.p.s0))),
-            |t, s| with_op!(s.a(), |o| t.sub_scaled(o, s.p.s0)),
-            Some(fused::sub_scaled::<T>),
         )
     }
 
     /// [`Tensor::neg_`].
+    #[inline(always)]
     pub fn neg_(self) -> Self {
-        self.unary(
-            "neg_",
-            "neg",
-            |t, _| drop(t.neg_()),
-            |t, _| t.neg(),
-            fused::neg::<T>,
-        )
+        self.unary(&Ops::<T>::NEG)
     }
 
     /// [`Tensor::abs_`].
+    #[inline(always)]
     pub fn abs_(self) -> Self {
-        self.unary(
-            "abs_",
-            "abs",
-            |t, _| drop(t.abs_()),
-            |t, _| t.abs(),
-            fused::abs::<T>,
-        )
+        self.unary(&Ops::<T>::ABS)
     }
 
     /// [`Tensor::relu_`].
+    #[inline(always)]
     pub fn relu_(self) -> Self {
-        self.unary(
-            "relu_",
-            "relu",
-            |t, _| drop(t.relu_()),
-            |t, _| t.relu(),
-            fused::relu::<T>,
-        )
+        self.unary(&Ops::<T>::RELU)
     }
 
     /// [`Tensor::sign_`].
+    #[inline(always)]
     pub fn sign_(self) -> Self {
-        self.unary(
-            "sign_",
-            "sign",
-            |t, _| drop(t.sign_()),
-            |t, _| t.sign(),
-            fused::sign::<T>,
-        )
+        self.unary(&Ops::<T>::SIGN)
     }
 
     /// [`Tensor::zero_`].
+    #[inline(always)]
     pub fn zero_(self) -> Self {
-        self.unary(
-            "zero_",
-            "zero",
-            |t, _| drop(t.zero_()),
-            |t, _| t.zero(),
-            fused::zero::<T>,
-        )
+        self.unary(&Ops::<T>::ZERO)
     }
 
     /// [`Tensor::fill_`].
+    #[inline(always)]
     pub fn fill_(self, value: T) -> Self {
         self.step(
-            "fill_",
-            "fill",
+            &Ops::<T>::FILL,
             None,
             None,
             Params {
                 s0: value,
                 ..Params::default()
             },
-            |t, s| drop(t.fill_(s.p.s0)),
-            |t, s| t.fill(s.p.s0),
-            Some(fused::fill::<T>),
         )
     }
 
     /// [`Tensor::clamp_`]: either bound may be `None` (both `None` panics
     /// as the op does, when the step runs).
+    #[inline(always)]
     pub fn clamp_(self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Self {
         let (lo, hi) = (min.into(), max.into());
         self.step(
-            "clamp_",
-            "clamp",
+            if lo.is_some() || hi.is_some() {
+                &Ops::<T>::CLAMP
+            } else {
+                &Ops::<T>::CLAMP_UNBOUNDED
+            },
             None,
             None,
             Params {
@@ -541,54 +902,44 @@ impl<'a, T: Element> Fusion<'a, T> {
                 hi,
                 ..Params::default()
             },
-            |t, s| drop(t.clamp_(s.p.lo, s.p.hi)),
-            |t, s| t.clamp(s.p.lo, s.p.hi),
-            // Without a bound the op panics: never fused.
-            (lo.is_some() || hi.is_some()).then_some(fused::clamp::<T> as BlockFn<T>),
         )
     }
 
     /// [`Tensor::clamp_min_`].
+    #[inline(always)]
     pub fn clamp_min_(self, min: T) -> Self {
         self.step(
-            "clamp_min_",
-            "clamp_min",
+            &Ops::<T>::CLAMP_MIN,
             None,
             None,
             Params {
                 s0: min,
                 ..Params::default()
             },
-            |t, s| drop(t.clamp_min_(s.p.s0)),
-            |t, s| t.clamp_min(s.p.s0),
-            Some(fused::clamp_min::<T>),
         )
     }
 
     /// [`Tensor::clamp_max_`].
+    #[inline(always)]
     pub fn clamp_max_(self, max: T) -> Self {
         self.step(
-            "clamp_max_",
-            "clamp_max",
+            &Ops::<T>::CLAMP_MAX,
             None,
             None,
             Params {
                 s0: max,
                 ..Params::default()
             },
-            |t, s| drop(t.clamp_max_(s.p.s0)),
-            |t, s| t.clamp_max(s.p.s0),
-            Some(fused::clamp_max::<T>),
         )
     }
 }
 
 impl<'a, T: FloatElement> Fusion<'a, T> {
     /// [`Tensor::hardtanh_`].
+    #[inline(always)]
     pub fn hardtanh_(self, min_val: T, max_val: T) -> Self {
         self.step(
-            "hardtanh_",
-            "hardtanh",
+            &Ops::<T>::HARDTANH,
             None,
             None,
             Params {
@@ -596,235 +947,153 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
                 s1: max_val,
                 ..Params::default()
             },
-            |t, s| drop(t.hardtanh_(s.p.s0, s.p.s1)),
-            |t, s| t.hardtanh(s.p.s0, s.p.s1),
-            Some(fused::hardtanh::<T>),
         )
     }
 
     /// [`Tensor::sqrt_`].
+    #[inline(always)]
     pub fn sqrt_(self) -> Self {
-        self.unary(
-            "sqrt_",
-            "sqrt",
-            |t, _| drop(t.sqrt_()),
-            |t, _| t.sqrt(),
-            fused::sqrt::<T>,
-        )
+        self.unary(&Ops::<T>::SQRT)
     }
 
     /// [`Tensor::rsqrt_`].
+    #[inline(always)]
     pub fn rsqrt_(self) -> Self {
-        self.unary(
-            "rsqrt_",
-            "rsqrt",
-            |t, _| drop(t.rsqrt_()),
-            |t, _| t.rsqrt(),
-            fused::rsqrt::<T>,
-        )
+        self.unary(&Ops::<T>::RSQRT)
     }
 
     /// [`Tensor::reciprocal_`].
+    #[inline(always)]
     pub fn reciprocal_(self) -> Self {
-        self.unary(
-            "reciprocal_",
-            "reciprocal",
-            |t, _| drop(t.reciprocal_()),
-            |t, _| t.reciprocal(),
-            fused::reciprocal::<T>,
-        )
+        self.unary(&Ops::<T>::RECIPROCAL)
     }
 
     /// [`Tensor::exp_`].
+    #[inline(always)]
     pub fn exp_(self) -> Self {
-        self.unary(
-            "exp_",
-            "exp",
-            |t, _| drop(t.exp_()),
-            |t, _| t.exp(),
-            fused::exp::<T>,
-        )
+        self.unary(&Ops::<T>::EXP)
     }
 
     /// [`Tensor::log_`].
+    #[inline(always)]
     pub fn log_(self) -> Self {
-        self.unary(
-            "log_",
-            "log",
-            |t, _| drop(t.log_()),
-            |t, _| t.log(),
-            fused::log::<T>,
-        )
+        self.unary(&Ops::<T>::LOG)
     }
 
     /// [`Tensor::sigmoid_`].
+    #[inline(always)]
     pub fn sigmoid_(self) -> Self {
-        self.unary(
-            "sigmoid_",
-            "sigmoid",
-            |t, _| drop(t.sigmoid_()),
-            |t, _| t.sigmoid(),
-            fused::sigmoid::<T>,
-        )
+        self.unary(&Ops::<T>::SIGMOID)
     }
 
     /// [`Tensor::tanh_`].
+    #[inline(always)]
     pub fn tanh_(self) -> Self {
-        self.unary(
-            "tanh_",
-            "tanh",
-            |t, _| drop(t.tanh_()),
-            |t, _| t.tanh(),
-            fused::tanh::<T>,
-        )
+        self.unary(&Ops::<T>::TANH)
     }
 
     /// [`Tensor::sin_`].
+    #[inline(always)]
     pub fn sin_(self) -> Self {
-        self.unary(
-            "sin_",
-            "sin",
-            |t, _| drop(t.sin_()),
-            |t, _| t.sin(),
-            fused::sin::<T>,
-        )
+        self.unary(&Ops::<T>::SIN)
     }
 
     /// [`Tensor::cos_`].
+    #[inline(always)]
     pub fn cos_(self) -> Self {
-        self.unary(
-            "cos_",
-            "cos",
-            |t, _| drop(t.cos_()),
-            |t, _| t.cos(),
-            fused::cos::<T>,
-        )
+        self.unary(&Ops::<T>::COS)
     }
 
     /// [`Tensor::erf_`].
+    #[inline(always)]
     pub fn erf_(self) -> Self {
-        self.unary(
-            "erf_",
-            "erf",
-            |t, _| drop(t.erf_()),
-            |t, _| t.erf(),
-            fused::erf::<T>,
-        )
+        self.unary(&Ops::<T>::ERF)
     }
 
     /// [`Tensor::floor_`].
+    #[inline(always)]
     pub fn floor_(self) -> Self {
-        self.unary(
-            "floor_",
-            "floor",
-            |t, _| drop(t.floor_()),
-            |t, _| t.floor(),
-            fused::floor::<T>,
-        )
+        self.unary(&Ops::<T>::FLOOR)
     }
 
     /// [`Tensor::round_`].
+    #[inline(always)]
     pub fn round_(self) -> Self {
-        self.unary(
-            "round_",
-            "round",
-            |t, _| drop(t.round_()),
-            |t, _| t.round(),
-            fused::round::<T>,
-        )
+        self.unary(&Ops::<T>::ROUND)
     }
 
     /// [`Tensor::pow_`]: a scalar or a tensor exponent.
+    #[inline(always)]
     pub fn pow_(self, exponent: impl IntoFuseArg<'a, T>) -> Self {
         let e = exponent.into_fuse_arg();
-        let (p, block) = match e {
+        let (p, fns) = match e {
             FuseArg::Scalar(v) => (
                 Params {
                     s0: v,
                     ..Params::default()
                 },
-                fused::pow_scalar::<T> as BlockFn<T>,
+                &Ops::<T>::POW_SCALAR,
             ),
-            _ => (Params::default(), fused::pow::<T> as BlockFn<T>),
+            _ => (Params::default(), &Ops::<T>::POW),
         };
-        self.step(
-            "pow_",
-            "pow",
-            Some(e),
-            None,
-            p,
-            |t, s| drop(with_op!(s.a(), |o| t.pow_(o))),
-            |t, s| with_op!(s.a(), |o| t.pow(o)),
-            Some(block),
-        )
+        self.step(fns, Some(e), None, p)
     }
 
     /// [`Tensor::addcmul_`]: `self += value * tensor1 * tensor2`.
+    #[inline(always)]
     pub fn addcmul_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
         self.step(
-            "addcmul_",
-            "addcmul",
+            &Ops::<T>::ADDCMUL,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
             Params {
                 s0: value,
                 ..Params::default()
             },
-            |t, s| drop(t.addcmul_(s.at(), s.bt(), s.p.s0)),
-            |t, s| t.addcmul(s.at(), s.bt(), s.p.s0),
-            Some(fused::addcmul::<T>),
         )
     }
 
     /// [`Tensor::addcdiv_`]: `self += value * tensor1 / tensor2`.
+    #[inline(always)]
     pub fn addcdiv_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
         self.step(
-            "addcdiv_",
-            "addcdiv",
+            &Ops::<T>::ADDCDIV,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
             Params {
                 s0: value,
                 ..Params::default()
             },
-            |t, s| drop(t.addcdiv_(s.at(), s.bt(), s.p.s0)),
-            |t, s| t.addcdiv(s.at(), s.bt(), s.p.s0),
-            Some(fused::addcdiv::<T>),
         )
     }
 
     /// [`Tensor::addcmul1_`]: `self += tensor1 * tensor2`.
+    #[inline(always)]
     pub fn addcmul1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
         self.step(
-            "addcmul1_",
-            "addcmul1",
+            &Ops::<T>::ADDCMUL1,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
             Params::default(),
-            |t, s| drop(t.addcmul1_(s.at(), s.bt())),
-            |t, s| t.addcmul1(s.at(), s.bt()),
-            Some(fused::addcmul1::<T>),
         )
     }
 
     /// [`Tensor::addcdiv1_`]: `self += tensor1 / tensor2`.
+    #[inline(always)]
     pub fn addcdiv1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
         self.step(
-            "addcdiv1_",
-            "addcdiv1",
+            &Ops::<T>::ADDCDIV1,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
             Params::default(),
-            |t, s| drop(t.addcdiv1_(s.at(), s.bt())),
-            |t, s| t.addcdiv1(s.at(), s.bt()),
-            Some(fused::addcdiv1::<T>),
         )
     }
 
     /// [`Tensor::lerp_`]: toward `end` by a scalar or tensor `weight`.
+    #[inline(always)]
     pub fn lerp_(self, end: &'a Tensor<T>, weight: impl IntoFuseArg<'a, T>) -> Self {
         let w = weight.into_fuse_arg();
-        let (p, b, block) = match w {
+        let (p, b, fns) = match w {
             FuseArg::Scalar(v) => (
                 Params {
                     s0: v,
@@ -833,20 +1102,11 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
                 // The weight stays the step's second operand for the
                 // unfused ops; the block kernel reads it from `p`.
                 Some(FuseArg::Scalar(v)),
-                fused::lerp_scalar::<T> as BlockFn<T>,
+                &Ops::<T>::LERP_SCALAR,
             ),
-            w => (Params::default(), Some(w), fused::lerp::<T> as BlockFn<T>),
+            w => (Params::default(), Some(w), &Ops::<T>::LERP),
         };
-        self.step(
-            "lerp_",
-            "lerp",
-            Some(FuseArg::Ref(end)),
-            b,
-            p,
-            |t, s| drop(with_op!(s.b(), |w| t.lerp_(s.at(), w))),
-            |t, s| with_op!(s.b(), |w| t.lerp(s.at(), w)),
-            Some(block),
-        )
+        self.step(fns, Some(FuseArg::Ref(end)), b, p)
     }
 }
 
@@ -886,26 +1146,23 @@ pub fn fused_root<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, f: Fusi
     if f.steps.is_empty() {
         return;
     }
-    if fusable(&f)
+    if fusable(&f, root)
         && can_donate_root(root, state)
         && !state.original_overlaps()
-        && fused_pass(root, &f.steps, f.checked_kernel())
+        && fused_pass(root, &f)
     {
-        for s in &f.steps {
-            donated_root(s.op, s.func, root, state);
+        for s in f.steps() {
+            donated_root(s.fns.op, s.fns.func, root, state);
         }
         return;
     }
-    // One by one; each step (and an operand it owns) is dropped after it
+    // One by one; an operand the fusion owns is dropped after its step
     // ran, as the unfused code drops its argument.
-    for s in f.steps {
-        if can_donate_root(root, state) {
-            (s.inplace)(root, &s);
-            donated_root(s.op, s.func, root, state);
-        } else {
-            let new = (s.functional)(root, &s);
-            commit_root(s.op, root, state, new);
-        }
+    let Fusion {
+        steps, mut owned, ..
+    } = f;
+    for s in &steps {
+        s.run_root(root, state, &mut owned);
     }
 }
 
@@ -933,19 +1190,17 @@ pub fn fused_value<T: Element>(t: &mut Tensor<T>, f: Fusion<'_, T>) {
     if f.steps.is_empty() {
         return;
     }
-    if fusable(&f) && can_donate(t) && fused_pass(t, &f.steps, f.checked_kernel()) {
-        for s in &f.steps {
-            donated(s.func, t);
+    if fusable(&f, t) && can_donate(t) && fused_pass(t, &f) {
+        for s in f.steps() {
+            donated(s.fns.func, t);
         }
         return;
     }
-    for s in f.steps {
-        if can_donate(t) {
-            (s.inplace)(t, &s);
-            donated(s.func, t);
-        } else {
-            *t = (s.functional)(t, &s);
-        }
+    let Fusion {
+        steps, mut owned, ..
+    } = f;
+    for s in &steps {
+        s.run_value(t, &mut owned);
     }
 }
 
@@ -998,9 +1253,18 @@ pub fn fused_passes() -> u64 {
     PASSES.with(Cell::get)
 }
 
-/// The checks of the fast path that do not depend on the value.
-fn fusable<T: Element>(f: &Fusion<'_, T>) -> bool {
-    T::IS_FLOAT && !crate::trace::is_recording() && f.steps.iter().all(|s| s.block.is_some())
+/// The cheap checks of the fast path: a float value of at least the
+/// thread's [`set_min_fused`] elements, no trace recording, every step
+/// with a block kernel. The first two come first: small values (which run
+/// op by op) pay for nothing else.
+#[inline]
+fn fusable<T: Element>(f: &Fusion<'_, T>, root: &Tensor<T>) -> bool {
+    let n = root.numel();
+    T::IS_FLOAT
+        && n != 0
+        && n >= MIN_FUSED.with(Cell::get)
+        && !crate::trace::is_recording()
+        && f.steps().all(|s| s.fns.block.is_some())
 }
 
 thread_local! {
@@ -1135,23 +1399,21 @@ impl<'g, T: Element> Src<'g, T> {
 /// returns false (having done nothing) otherwise. `root` must be
 /// contiguous from offset 0 and held by nobody who could observe it. Bumps
 /// `root`'s version once per step, as the unfused ops do.
-fn fused_pass<T: Element>(
-    root: &Tensor<T>,
-    steps: &[Step<'_, T>],
-    kernel: Option<Kernel<'_, T>>,
-) -> bool {
+fn fused_pass<T: Element>(root: &Tensor<T>, f: &Fusion<'_, T>) -> bool {
     let shape = root.shape();
     let n = root.numel();
     if n == 0 || n < MIN_FUSED.with(Cell::get) || !root.is_contiguous() || root.layout.offset != 0 {
         return false;
     }
+    let steps = f.steps();
+    let nsteps = f.steps.len();
     // Classify every tensor operand first.
-    let mut pats: Vec<[Option<Option<Pattern>>; 2]> = Vec::with_capacity(steps.len());
+    let mut pats: Vec<[Option<Option<Pattern>>; 2]> = Vec::with_capacity(nsteps);
     let mut tensors: Vec<&Tensor<T>> = Vec::new();
-    for s in steps {
+    for s in steps.clone() {
         let mut pp = [None, None];
-        for (slot, arg) in [&s.a, &s.b].into_iter().enumerate() {
-            if let Some(t) = arg.as_ref().and_then(FuseArg::tensor) {
+        for (slot, arg) in [s.a, s.b].into_iter().enumerate() {
+            if let Val::Tensor(t) = arg.val(&f.owned) {
                 if t.same_storage(root) {
                     return false;
                 }
@@ -1195,38 +1457,40 @@ fn fused_pass<T: Element>(
         .min()
         .unwrap_or(n);
     let mut nscratch = 0;
-    let mut srcs: Vec<[Src<'_, T>; 2]> = Vec::with_capacity(steps.len());
-    for (s, pp) in steps.iter().zip(&pats) {
+    let mut srcs: Vec<[Src<'_, T>; 2]> = Vec::with_capacity(nsteps);
+    for (s, pp) in steps.clone().zip(&pats) {
         let mut out = [Src::None, Src::None];
-        for (slot, arg) in [&s.a, &s.b].into_iter().enumerate() {
-            out[slot] = match (arg, pp[slot]) {
-                (None, _) => Src::None,
-                (Some(FuseArg::Scalar(v)), _) => Src::Scalar(*v),
-                (Some(a), Some(None)) => Src::Scalar(data_of(a.tensor().expect("tensor"))[0]),
-                (Some(a), Some(Some(p))) => {
+        for (slot, arg) in [s.a, s.b].into_iter().enumerate() {
+            out[slot] = match (arg.val(&f.owned), pp[slot]) {
+                (Val::None, _) => Src::None,
+                (Val::Scalar(v), _) => Src::Scalar(v),
+                (Val::Tensor(t), Some(None)) => Src::Scalar(data_of(t)[0]),
+                (Val::Tensor(t), Some(Some(p))) => {
                     let g = granule(&p);
                     let gather = (g < MIN_RUN && g < n).then(|| {
                         nscratch += 1;
                         nscratch - 1
                     });
-                    Src::Seg(data_of(a.tensor().expect("tensor")), p, gather)
+                    Src::Seg(data_of(t), p, gather)
                 }
-                (Some(_), None) => unreachable!("funcz: internal: tensor operands are classified"),
+                (Val::Tensor(_), None) => {
+                    unreachable!("funcz: internal: tensor operands are classified")
+                }
             };
         }
         srcs.push(out);
     }
     let mut scratch: Vec<Vec<T>> = vec![vec![T::zero(); block.min(n)]; nscratch];
-    let kernel = kernel.filter(|_| steps.len() <= KERNEL_MAX_STEPS);
+    let kernel = f.checked_kernel().filter(|_| nsteps <= KERNEL_MAX_STEPS);
     let mut params = [Params::default(); KERNEL_MAX_STEPS];
     if kernel.is_some() {
-        for (p, s) in params.iter_mut().zip(steps) {
+        for (p, s) in params.iter_mut().zip(steps.clone()) {
             *p = s.p;
         }
     }
-    let params = &params[..steps.len().min(KERNEL_MAX_STEPS)];
+    let params = &params[..nsteps.min(KERNEL_MAX_STEPS)];
     // One version bump per step, as the unfused ops.
-    for _ in 1..steps.len() {
+    for _ in 1..nsteps {
         drop(root.storage.write());
     }
     let mut w = root.storage.write();
@@ -1257,8 +1521,9 @@ fn fused_pass<T: Element>(
                 s = e;
                 continue;
             }
-            for (step, [a, b]) in steps.iter().zip(&srcs) {
+            for (step, [a, b]) in steps.clone().zip(&srcs) {
                 let k = step
+                    .fns
                     .block
                     .expect("funcz: internal: a fused step has a kernel");
                 k(
