@@ -32,6 +32,9 @@ variants!(chain_input, chain_input_f, chain_input_fv; fn (x: &mut Tensor, w: &Te
 
 #[test]
 fn a_chain_of_elementwise_ops_fuses_and_traces_each_op() {
+    // Values from 2048 elements fuse (the default is 4M; tests run one per
+    // thread, and the threshold is per thread).
+    funcz::rt::set_min_fused(2048);
     let n = 5000; // more than one block of the fused pass
     let x = Tensor::randn(&[n], 1);
     let w = Tensor::rand(&[n], 2);
@@ -73,6 +76,7 @@ variants!(norm_tail, norm_tail_f, norm_tail_fv; fn (x: &Tensor, w: &Tensor, b: &
 
 #[test]
 fn broadcast_operands_fuse_with_the_unfused_values() {
+    funcz::rt::set_min_fused(2048); // (see above)
     let x = Tensor::randn(&[64, 300], 3);
     let w = Tensor::rand(&[300], 4);
     let b = Tensor::randn(&[300], 5);

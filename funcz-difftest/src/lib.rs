@@ -42,8 +42,8 @@ pub struct Program {
     pub scalars: &'static [(usize, bool)],
     /// Run the untraced functionalized variants with
     /// `funcz::rt::set_min_fused(0)`, so that runs of in-place ops on
-    /// small values take the fused one-pass path too (it otherwise needs
-    /// 2048 elements).
+    /// small values take the fused one-pass path too (the other programs
+    /// run with a threshold of 2048 elements).
     pub fuse_small: bool,
     /// Runs variant `v` (0 original, 1 `mutations`, 2 `mutations_and_views`).
     pub run: fn(usize, &mut [Tensor], usize, bool) -> Vec<Tensor>,
@@ -207,7 +207,9 @@ pub fn check_once(p: &Program, n: usize, flag: bool) -> Result<(), String> {
         // Untraced: the fused path may run.
         let mut ins: Vec<Tensor> = inputs.iter().map(Tensor::clone).collect();
         let run = catch_unwind(AssertUnwindSafe(|| {
-            let _fuse = p.fuse_small.then(|| MinFused::set(0));
+            // (2048 otherwise: the generator makes values of that size so
+            // that the fused pass runs in the other programs too.)
+            let _fuse = MinFused::set(if p.fuse_small { 0 } else { 2048 });
             (p.run)(v, &mut ins, n, flag)
         }));
         let untraced = |what: String| {

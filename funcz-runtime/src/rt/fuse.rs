@@ -1268,14 +1268,28 @@ fn fusable<T: Element>(f: &Fusion<'_, T>, root: &Tensor<T>) -> bool {
 }
 
 thread_local! {
-    /// Values smaller than this run op by op: they fit in L1, where one
-    /// pass per op costs what one fused pass does, and the op-by-op path
-    /// allocates nothing (the fused pass classifies its operands in small
-    /// `Vec`s).
-    static MIN_FUSED: Cell<usize> = const { Cell::new(2048) };
+    /// Values smaller than this run op by op: up to about the size of the
+    /// last-level cache, one (vectorized) pass per op costs no more than
+    /// one fused pass, and the op-by-op path allocates nothing. Measured
+    /// (BENCHMARKS.md, "Fusion threshold"): with the elementwise kernels'
+    /// AVX2 copies, fusing the bench's 10-op chain from 2048 elements made
+    /// 64K and 1M values 1.2-1.55x slower than the original; from 4M
+    /// elements (16 MiB of `f32`) they are at 1.00-1.02x, and 16M values
+    /// still fuse (0.39-0.72x the original).
+    static MIN_FUSED: Cell<usize> = Cell::new(default_min_fused());
 }
 
-/// Sets the smallest number of elements this thread fuses (default 2048)
+/// The default of [`set_min_fused`]: 4M elements, or the value of the
+/// environment variable `FUNCZ_MIN_FUSED` (read when a thread first fuses;
+/// for measuring where one pass starts to pay on a machine).
+fn default_min_fused() -> usize {
+    std::env::var("FUNCZ_MIN_FUSED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1 << 22)
+}
+
+/// Sets the smallest number of elements this thread fuses (default 4M)
 /// and returns the previous one: tests fuse small values with 0.
 #[doc(hidden)]
 pub fn set_min_fused(n: usize) -> usize {
