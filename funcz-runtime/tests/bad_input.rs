@@ -15,41 +15,15 @@
 //!
 //! The repros named in the issue are tests of their own below.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use funcz_runtime::Tensor;
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------
 // running a case
 
-thread_local! {
-    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// The result of `f`, or its panic message. A hook installed once keeps
-/// the panics of `f` quiet on this thread only (the tests run in
-/// parallel, and their own failures must still be printed).
-fn outcome<R>(f: impl FnOnce() -> R) -> Result<R, String> {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !QUIET.with(|q| q.get()) {
-                default(info);
-            }
-        }));
-    });
-    QUIET.with(|q| q.set(true));
-    let r = catch_unwind(AssertUnwindSafe(f));
-    QUIET.with(|q| q.set(false));
-    r.map_err(|p| {
-        p.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "<non-string panic payload>".to_string())
-    })
-}
+#[path = "support/outcome.rs"]
+mod outcome;
+use outcome::outcome;
 
 /// A row-major array: the reference's value and what a result is read into.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,37 +8,12 @@
 //! a message naming the op (such a view cannot be copied nor walked here).
 #![cfg(feature = "serde")]
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use funcz_runtime::Tensor;
 use serde_json::Value;
 
-thread_local! {
-    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// The result of `f`, or its panic message (the panic kept quiet on this
-/// thread only).
-fn outcome<R>(f: impl FnOnce() -> R) -> Result<R, String> {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !QUIET.with(|q| q.get()) {
-                default(info);
-            }
-        }));
-    });
-    QUIET.with(|q| q.set(true));
-    let r = catch_unwind(AssertUnwindSafe(f));
-    QUIET.with(|q| q.set(false));
-    r.map_err(|p| {
-        p.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
-}
+#[path = "support/outcome.rs"]
+mod outcome;
+use outcome::outcome;
 
 fn x_of(shape: &[usize]) -> Tensor<f64> {
     let n = shape.iter().product::<usize>();
