@@ -51,7 +51,7 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     let mode = remove;
     // Analysis, then code generation that only reads its facts.
-    let facts = crate::analysis::analyze(&func, mode, &places, &tensor_params);
+    let facts = crate::analysis::analyze(&func, &places, &tensor_params);
     let strict = std::env::var_os("FUNCZ_STRICT_ANALYSIS").is_some();
     let out = generate(&func, &cx, mode, facts, &places, &tensor_params, strict);
     if cx.has_errors() {
@@ -145,7 +145,7 @@ pub(crate) fn facts_and_output(
     strict: bool,
 ) -> (Facts, Facts, ItemFn, Vec<String>) {
     let (places, tensor_params) = find_places(func);
-    let analysis = crate::analysis::analyze(func, mode, &places, &tensor_params);
+    let analysis = crate::analysis::analyze(func, &places, &tensor_params);
     let cx = Ctxt::default();
     let (_, found) = lower_fn(func, &cx, mode, analysis.clone(), &places, &tensor_params);
     let cx = Ctxt::default();

@@ -26,7 +26,6 @@ use syn::{Block, Expr, ExprMethodCall, ItemFn, Pat};
 
 use funcz_optable::{self as optable, OpKind};
 
-use crate::attr::Remove;
 use crate::lower::Resolve;
 use crate::scope::{Facts, Kind, Scopes};
 
@@ -36,7 +35,6 @@ mod stmts;
 /// Computes the facts of `func`'s body (see the module documentation).
 pub(crate) fn analyze(
     func: &ItemFn,
-    _mode: Remove,
     places: &[crate::places::Place],
     tensor_params: &HashSet<String>,
 ) -> Facts {

@@ -209,24 +209,18 @@ pub(crate) trait Resolve {
         let mut saw_view = false;
         loop {
             match cur {
-                Expr::MethodCall(m) => match optable::lookup(&m.method.to_string()).map(|i| i.kind)
+                // An in-place op returns its receiver: a handle of the same
+                // tensor, as much an alias as a view
+                // (`[x.mul_(0.5).unsqueeze(0)]` stores a view of `x`).
+                Expr::MethodCall(m)
+                    if passes_storage(m)
+                        || optable::lookup(&m.method.to_string())
+                            .is_some_and(|i| i.kind == OpKind::Resize) =>
                 {
-                    // An in-place op returns its receiver: a handle of the
-                    // same tensor, as much an alias as a view
-                    // (`[x.mul_(0.5).unsqueeze(0)]` stores a view of `x`).
-                    Some(
-                        OpKind::View { .. }
-                        | OpKind::MaybeView { .. }
-                        | OpKind::MultiView { .. }
-                        | OpKind::Inplace { .. }
-                        | OpKind::InplaceView { .. }
-                        | OpKind::Resize,
-                    ) => {
-                        saw_view = true;
-                        cur = &m.receiver;
-                    }
-                    _ => return None,
-                },
+                    saw_view = true;
+                    cur = &m.receiver;
+                }
+                Expr::MethodCall(_) => return None,
                 Expr::Paren(p) => cur = &p.expr,
                 _ => {
                     let id = self.binding_of(cur)?;
