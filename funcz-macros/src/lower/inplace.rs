@@ -166,7 +166,16 @@ impl Lowerer<'_> {
                         let (rv, rs) = other.unwrap_or((pv, ps));
                         let fname_str = fname.to_string();
                         let method = &m.method;
-                        stmts.push(donating_update(
+                        if !mentions(args.to_token_stream(), &quote!(#rv #rs #v #s)) {
+                            // The view made private if it is shared, then the
+                            // user's own call (see `rt::own_alias`).
+                            stmts.push(pq!(#rt::own_alias(&#rv, &#rs, &mut #v, &#s);));
+                            stmts.push(pq!(#v.#method(#args);));
+                            stmts.push(pq!(
+                                #rt::commit_donated(#op, #fname_str, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
+                            ));
+                        } else {
+                            stmts.push(donating_update(
                             &args,
                             pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s)),
                             |a| {
@@ -182,6 +191,7 @@ impl Lowerer<'_> {
                                 )
                             },
                         ));
+                        }
                     }
                 }
                 self.note_commit(commit_root, fresh);
@@ -239,30 +249,48 @@ impl Lowerer<'_> {
             }
             _ => pq!(#rt::can_donate(&#value)),
         };
-        stmts.push(donating_update(
-            args,
-            test,
-            |a| match &state {
-                Some(s) => pq!(
-                    #value.#inplace(#a);
-                    #rt::donated_root(#op, #fname, &mut #value, &mut #s);
-                ),
-                None => pq!(
-                    #value.#inplace(#a);
-                    #rt::donated(#fname, &mut #value);
-                ),
-            },
-            |a| match &state {
-                Some(s) => pq!(
-                    let #new = #value.#f(#a);
-                    #rt::commit_root(#op, &mut #value, &mut #s, #new);
-                ),
-                None => pq!(
-                    let #new = #value.#f(#a);
-                    #value = #new;
-                ),
-            },
-        ));
+        if !mentions(args.to_token_stream(), &value) {
+            // The value made private if it is shared, then the user's own
+            // call (see `rt::own_root`); its commit names the functional op.
+            stmts.push(match (place, &state) {
+                (_, Some(s)) => pq!(#rt::own_root(&mut #value, &#s);),
+                (Place::Index(id, _), None) if self.is_input_coll(*id) => {
+                    let caller = input_ident(*id);
+                    pq!(#rt::own_elem(&mut #value, #caller.get(#index_tmp));)
+                }
+                _ => pq!(#rt::own(&mut #value);),
+            });
+            stmts.push(pq!(#value.#inplace(#args);));
+            stmts.push(match &state {
+                Some(s) => pq!(#rt::donated_root(#op, #fname, &mut #value, &mut #s);),
+                None => pq!(#rt::donated(#fname, &mut #value);),
+            });
+        } else {
+            stmts.push(donating_update(
+                args,
+                test,
+                |a| match &state {
+                    Some(s) => pq!(
+                        #value.#inplace(#a);
+                        #rt::donated_root(#op, #fname, &mut #value, &mut #s);
+                    ),
+                    None => pq!(
+                        #value.#inplace(#a);
+                        #rt::donated(#fname, &mut #value);
+                    ),
+                },
+                |a| match &state {
+                    Some(s) => pq!(
+                        let #new = #value.#f(#a);
+                        #rt::commit_root(#op, &mut #value, &mut #s, #new);
+                    ),
+                    None => pq!(
+                        let #new = #value.#f(#a);
+                        #value = #new;
+                    ),
+                },
+            ));
+        }
         let tail: Expr = match (want, &state) {
             (Want::Nothing, _) => return pq!({ #(#stmts)* }),
             (Want::Value, _) => pq!(#rt::handle(&#value)),
