@@ -174,6 +174,7 @@ fn lower_fn(
 ) -> (ItemFn, Facts) {
     let name = func.sig.ident.to_string();
     let mut lw = Lowerer::new(cx, mode, facts, name.clone());
+    lw.elide_syncs = crate::lower::without_closures(&func.block);
     lw.scopes.push();
     let declared = crate::inputs::declare(func, tensor_params, places, &mut lw.scopes);
     let inputs = declared.tracked;

@@ -120,10 +120,14 @@ impl Lowerer<'_> {
         if !self.has_state(id) {
             return;
         }
+        let current = self.known_current(id);
         match self.synced.last_mut() {
             Some(done) if done.contains(&id) => return,
             Some(done) => done.push(id),
             None => {}
+        }
+        if current {
+            return;
         }
         if let Some(stmt) = self.sync_stmt(id) {
             self.push_pre(stmt);

@@ -151,6 +151,10 @@ pub(crate) struct Lowerer<'a> {
     pre: Vec<Vec<Stmt>>,
     /// Bindings already synced before the statement being lowered.
     synced: Vec<Vec<usize>>,
+    /// Aliases known current per open block (see `current.rs`).
+    current: current::Current,
+    /// Whether syncs of known-current aliases are left out (no closures).
+    pub(crate) elide_syncs: bool,
     /// Per open statement: roots mutated so far in it (nested statements
     /// included), and aliases a commit made current again.
     stmt_mutated: Vec<Vec<usize>>,
@@ -244,6 +248,8 @@ impl<'a> Lowerer<'a> {
             added_mut: false,
             pre: Vec::new(),
             synced: Vec::new(),
+            current: Default::default(),
+            elide_syncs: false,
             stmt_mutated: Vec::new(),
             stmt_fresh: Vec::new(),
             closure_floor: Vec::new(),
@@ -516,6 +522,7 @@ fn parse_quote_spanned_ref(ident: &Ident, by_mut: bool) -> Expr {
 }
 
 mod assign;
+mod current;
 mod destructure;
 mod exits;
 mod expr;
@@ -529,6 +536,7 @@ pub(crate) mod resolve;
 mod stmts;
 mod target;
 
+pub(crate) use current::without_closures;
 pub(crate) use resolve::{Receiver, Resolve};
 
 /// The name a `let` pattern binds, if it binds one name (`x`, `x: T`).

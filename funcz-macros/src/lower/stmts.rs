@@ -67,6 +67,7 @@ impl Lowerer<'_> {
         // Statements before this index were already looked at by the
         // forward split below (each is split at most once).
         let mut scanned = 0;
+        self.current_open(self.pre.len() + 1);
         while k < stmts.len() {
             // Split here, not before the block: a chain on a local declared
             // earlier in this block is only known to be one now.
@@ -88,6 +89,8 @@ impl Lowerer<'_> {
             self.synced.push(Vec::new());
             self.stmt_mutated.push(Vec::new());
             self.stmt_fresh.push(Vec::new());
+            let declared_from = self.scopes.bindings.len();
+            let view_let = current::is_view_let(&stmts[k]);
             let run = self.fusion_run(&stmts, k);
             let lowered = if run > 0 {
                 let fused = self.lower_fused(&stmts[k..k + run]);
@@ -112,9 +115,12 @@ impl Lowerer<'_> {
                 outer.extend(mutated);
             }
             let pre = self.pre.pop().unwrap_or_default();
+            self.current_after(&pre, declared_from, false);
+            self.current_after(&lowered, declared_from, view_let && run == 0);
             out.extend(pre);
             out.extend(lowered);
         }
+        self.current_close();
         out
     }
 

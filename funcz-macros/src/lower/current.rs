@@ -1,0 +1,161 @@
+//! Aliases known to be current: a view bound by a plain `let` is current
+//! until a later statement of the same block names its root (a commit, a
+//! read, a write-back: any generated code that could change the root names
+//! its value or state), so a use before that needs no `rt::sync`.
+//!
+//! Input: `let v = x.narrow(0, 1, 1); v.sub_(0.5);`
+//! Output: `let (v, s) = rt::view(..); rt::own_alias(..); v.sub_(0.5); ..` (no `rt::sync` before the op)
+//!
+//! The test is on the generated tokens, not on what the user wrote: a root
+//! the macro tracks has a generated name (`__fz_v_x_0`) and a generated
+//! state, and every runtime call that may change it takes them, so a
+//! statement whose lowering does not name them leaves the root as it was.
+//! Functions with closures (which may run later, from any statement) keep
+//! every sync.
+
+#[allow(unused_imports)]
+use super::*;
+
+use std::collections::HashSet;
+
+/// Per open block: the `pre` depth of its statements, and the aliases
+/// known current before the next one.
+#[derive(Default)]
+pub(crate) struct Current {
+    levels: Vec<(usize, Vec<usize>)>,
+}
+
+impl Lowerer<'_> {
+    /// Opens a block whose statements are lowered at `pre` depth `depth`.
+    pub(super) fn current_open(&mut self, depth: usize) {
+        self.current.levels.push((depth, Vec::new()));
+    }
+
+    pub(super) fn current_close(&mut self) {
+        self.current.levels.pop();
+    }
+
+    /// True if the alias `id`, used in the statement being lowered, is
+    /// known current at its start (its sync would do nothing).
+    pub(super) fn known_current(&self, id: usize) -> bool {
+        self.elide_syncs
+            && self
+                .current
+                .levels
+                .last()
+                .is_some_and(|(depth, ids)| *depth == self.pre.len() && ids.contains(&id))
+    }
+
+    /// After a statement of the open block was lowered to `out`: forgets
+    /// the aliases whose root (or own value) it names, then records the
+    /// aliases a plain view `let` declared (bindings `declared_from..`).
+    pub(super) fn current_after(&mut self, out: &[Stmt], declared_from: usize, view_let: bool) {
+        if !self.elide_syncs || self.current.levels.is_empty() {
+            return;
+        }
+        let mut named = HashSet::new();
+        for s in out {
+            collect_idents(s.to_token_stream(), &mut named);
+        }
+        let mut ids = std::mem::take(&mut self.current.levels.last_mut().expect("open").1);
+        ids.retain(|&id| !self.alias_names(id).iter().any(|n| named.contains(n)));
+        if view_let {
+            for id in declared_from..self.scopes.bindings.len() {
+                if matches!(self.scopes.kind(id), Kind::Alias { .. }) && self.has_state(id) {
+                    ids.push(id);
+                }
+            }
+        }
+        self.current.levels.last_mut().expect("open").1 = ids;
+    }
+
+    /// The generated names through which the alias `id` or its root can
+    /// change: both values and both states.
+    fn alias_names(&self, id: usize) -> Vec<String> {
+        let mut names = vec![self.var(id).to_string(), state_ident(id).to_string()];
+        if let Kind::Alias { root } = self.scopes.kind(id) {
+            let (rv, rs) = self.root_value_state(*root);
+            names.push(rv.to_string());
+            names.push(rs.to_string());
+        }
+        names
+    }
+}
+
+fn collect_idents(ts: TokenStream, out: &mut HashSet<String>) {
+    for t in ts {
+        match t {
+            TokenTree::Ident(i) => {
+                out.insert(i.to_string());
+            }
+            TokenTree::Group(g) => collect_idents(g.stream(), out),
+            _ => {}
+        }
+    }
+}
+
+/// `let name = <path>.<view op>(<literals or names>)...;`: a statement that
+/// only makes a view (its value current when bound).
+pub(super) fn is_view_let(stmt: &Stmt) -> bool {
+    let Stmt::Local(local) = stmt else {
+        return false;
+    };
+    let (Pat::Ident(_), Some(init)) = (&local.pat, &local.init) else {
+        return false;
+    };
+    if init.diverge.is_some() || !local.attrs.is_empty() {
+        return false;
+    }
+    let mut e = &*init.expr;
+    let mut links = 0;
+    while let Expr::MethodCall(m) = e {
+        let view = matches!(
+            optable::lookup(&m.method.to_string()).map(|i| i.kind),
+            Some(OpKind::View { .. })
+        );
+        if !view || m.turbofish.is_some() || !m.args.iter().all(plain_arg) {
+            return false;
+        }
+        links += 1;
+        e = &m.receiver;
+    }
+    links > 0 && matches!(e, Expr::Path(p) if p.path.get_ident().is_some())
+}
+
+/// A literal, a name, or a negated literal.
+fn plain_arg(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(_) => true,
+        Expr::Path(p) => p.path.get_ident().is_some(),
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && matches!(&*u.expr, Expr::Lit(_)),
+        _ => false,
+    }
+}
+
+/// True if `block` holds no closure or `async` block (code that may run
+/// later, from any statement).
+pub(crate) fn without_closures(block: &Block) -> bool {
+    struct Find(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Find {
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {
+            self.0 = true;
+        }
+        fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {
+            self.0 = true;
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            // A macro's tokens may hold a closure (`vec![|x| ..]`).
+            self.0 |= has_bar(m.tokens.clone());
+        }
+    }
+    fn has_bar(ts: TokenStream) -> bool {
+        ts.into_iter().any(|t| match t {
+            TokenTree::Punct(p) => p.as_char() == '|',
+            TokenTree::Group(g) => has_bar(g.stream()),
+            _ => false,
+        })
+    }
+    let mut f = Find(false);
+    syn::visit::Visit::visit_block(&mut f, block);
+    !f.0
+}
