@@ -133,8 +133,13 @@ pub(crate) struct Scopes {
     pub bindings: Vec<Binding>,
     /// Each binding's kind when it was declared (see `Facts::declared`).
     pub declared: Vec<(String, Kind)>,
-    /// Names in scope: (name, binding, is a `let r = &x` name for it).
-    stack: Vec<Vec<(String, usize, bool)>>,
+    /// The names declared in each open scope, innermost last (to forget
+    /// them when it closes).
+    stack: Vec<Vec<String>>,
+    /// Each name in scope: its declarations in open scopes, the visible one
+    /// last: (binding, is a `let r = &x` name for it). A map, not a scan of
+    /// the scopes: a body of thousands of `let`s looks names up in O(1).
+    names: HashMap<String, Vec<(usize, bool)>>,
 }
 
 impl Scopes {
@@ -143,7 +148,14 @@ impl Scopes {
     }
 
     pub fn pop(&mut self) {
-        self.stack.pop();
+        for name in self.stack.pop().unwrap_or_default() {
+            if let Some(decls) = self.names.get_mut(&name) {
+                decls.pop();
+                if decls.is_empty() {
+                    self.names.remove(&name);
+                }
+            }
+        }
     }
 
     pub fn declare(&mut self, ident: &Ident, kind: Kind) -> usize {
@@ -153,45 +165,41 @@ impl Scopes {
             ident: ident.clone(),
             kind,
         });
-        if self.stack.is_empty() {
-            self.push();
-        }
-        self.stack
-            .last_mut()
-            .expect("a scope is open")
-            .push((ident.to_string(), id, false));
+        self.name(ident, id, false);
         id
     }
 
     /// `let r = &x;`: `r` becomes another name for binding `id` (its uses
     /// read `&x`, its in-place ops mutate `x`).
     pub fn declare_ref(&mut self, ident: &Ident, id: usize) {
+        self.name(ident, id, true);
+    }
+
+    fn name(&mut self, ident: &Ident, id: usize, is_ref: bool) {
         if self.stack.is_empty() {
             self.push();
         }
-        self.stack
-            .last_mut()
-            .expect("a scope is open")
-            .push((ident.to_string(), id, true));
+        let name = ident.to_string();
+        self.names
+            .entry(name.clone())
+            .or_default()
+            .push((id, is_ref));
+        self.stack.last_mut().expect("a scope is open").push(name);
     }
 
     /// Whether `name` is, in the current scope, a `let r = &x` name.
     pub fn is_ref_name(&self, name: &str) -> bool {
-        for scope in self.stack.iter().rev() {
-            if let Some((_, _, r)) = scope.iter().rev().find(|(n, _, _)| n == name) {
-                return *r;
-            }
-        }
-        false
+        self.names
+            .get(name)
+            .and_then(|d| d.last())
+            .is_some_and(|&(_, r)| r)
     }
 
     pub fn lookup(&self, name: &str) -> Option<usize> {
-        for scope in self.stack.iter().rev() {
-            if let Some((_, id, _)) = scope.iter().rev().find(|(n, _, _)| n == name) {
-                return Some(*id);
-            }
-        }
-        None
+        self.names
+            .get(name)
+            .and_then(|d| d.last())
+            .map(|&(id, _)| id)
     }
 
     pub fn kind(&self, id: usize) -> &Kind {

@@ -5,7 +5,7 @@
 //! the same computation. The trace still records each functional op.
 //!
 //! Input: `y.sub_(&mean); y.div_(&std); y.mul_(w);` (`y` a root with state)
-//! Output: `match rt::Fusion::of(&y).sub_(&mean).div_(&std).mul_(w) { f => rt::fused_root(&mut y, &mut s, f) };`
+//! Output: `rt::fused_root(&mut y, &mut s, rt::Fusion::new().sub_(&mean).div_(&std).mul_(w));`
 //!
 //! The arguments of the whole run are evaluated before its first op runs,
 //! where the original evaluates each one after the op before it: so every
@@ -124,15 +124,14 @@ impl Lowerer<'_> {
             calls.extend(quote!(.#method(#args)));
         }
         let rt = rt();
-        let f = tmp("__fz_fusion");
-        // A `match`, so that temporaries in the arguments (`&(&g * 0.1)`)
-        // live until the run has run, as they would in the original calls.
         if let Some(k) = kernel {
             calls.extend(quote!(.kernel #k));
         }
-        pq!(match #rt::Fusion::of(&#v) #calls {
-            #f => #rt::fused_root(&mut #v, &mut #s, #f),
-        };)
+        // One call: the temporaries of the arguments (`&(&g * 0.1)`) live
+        // until the end of the statement, after the run has run, as they
+        // would in the original calls; the arguments never name the root
+        // (see `independent`), so its `&mut` conflicts with none of them.
+        pq!(#rt::fused_root(&mut #v, &mut #s, #rt::Fusion::new() #calls);)
     }
 }
 

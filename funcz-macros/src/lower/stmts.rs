@@ -321,7 +321,7 @@ impl Lowerer<'_> {
                     // The temporaries of the chain live in a block: the
                     // function's scopes nest no deeper than the original's
                     // (one per `let`), however many views it makes.
-                    let (inner, _, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
+                    let (inner, pv, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
                     let id = self.scopes.declare(&ident, kind);
                     let st = state_ident(id);
                     let (tv, ts) = (tmp("__fz_bound"), tmp("__fz_bound_state"));
@@ -331,12 +331,21 @@ impl Lowerer<'_> {
                         (true, None) => quote!(#rt::bind_view(&#ps, &mut #ts);),
                     };
                     let m = (!bind.is_empty()).then(|| quote!(mut));
-                    let value = match multi {
+                    let value = match &multi {
                         Some((method, args)) => {
                             quote!(#rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode))
                         }
                         None => quote!((#v, #s)),
                     };
+                    if let ([_], [Step::View(method, args)], true, None) =
+                        (&inner[..], &steps[..], bind.is_empty(), &multi)
+                    {
+                        // One view of a place that needs no temporaries:
+                        // bound directly (no block, no tuple to rebuild).
+                        return vec![pq!(
+                            let (mut #ident, mut #st) = #rt::view(&#pv, &#ps, #rt::ViewMeta::#method(#args), #mode);
+                        )];
+                    }
                     let tail = if bind.is_empty() {
                         value
                     } else {

@@ -21,11 +21,16 @@ pub(crate) fn expand_pretty(args: &str, src: &str) -> String {
 
 /// Prints the expansion of `$FZ_SRC` with arguments `$FZ_ARGS` (a developer
 /// aid: `FZ_SRC='fn f(x: &Tensor) { x.add_(1.0); }' cargo test -p
-/// funcz-macros dev_print -- --nocapture`); checks that it expands.
+/// funcz-macros dev_print -- --nocapture`, or `$FZ_SRC_FILE` for a long
+/// one); checks that it expands.
 #[test]
 fn dev_print() {
-    let src =
-        std::env::var("FZ_SRC").unwrap_or_else(|_| "fn f(x: &Tensor) { x.add_(1.0); }".into());
+    let src = match std::env::var("FZ_SRC_FILE") {
+        Ok(path) => std::fs::read_to_string(path).expect("FZ_SRC_FILE is readable"),
+        Err(_) => {
+            std::env::var("FZ_SRC").unwrap_or_else(|_| "fn f(x: &Tensor) { x.add_(1.0); }".into())
+        }
+    };
     let args = std::env::var("FZ_ARGS").unwrap_or_default();
     let out = expand_pretty(&args, &src);
     println!("{out}");
