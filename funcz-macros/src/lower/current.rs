@@ -53,12 +53,16 @@ impl Lowerer<'_> {
         if !self.elide_syncs || self.current.levels.is_empty() {
             return;
         }
-        let mut named = HashSet::new();
-        for s in out {
-            collect_idents(s.to_token_stream(), &mut named);
-        }
         let mut ids = std::mem::take(&mut self.current.levels.last_mut().expect("open").1);
-        ids.retain(|&id| !self.alias_names(id).iter().any(|n| named.contains(n)));
+        if !ids.is_empty() {
+            let names: Vec<(usize, Vec<String>)> =
+                ids.iter().map(|&id| (id, self.alias_names(id))).collect();
+            let mut named = HashSet::new();
+            for s in out {
+                find_names(s.to_token_stream(), &names, &mut named);
+            }
+            ids.retain(|id| !named.contains(id));
+        }
         if view_let {
             for id in declared_from..self.scopes.bindings.len() {
                 if matches!(self.scopes.kind(id), Kind::Alias { .. }) && self.has_state(id) {
@@ -82,13 +86,18 @@ impl Lowerer<'_> {
     }
 }
 
-fn collect_idents(ts: TokenStream, out: &mut HashSet<String>) {
+/// Adds to `named` each alias of `names` one of whose names `ts` holds.
+fn find_names(ts: TokenStream, names: &[(usize, Vec<String>)], named: &mut HashSet<usize>) {
     for t in ts {
         match t {
             TokenTree::Ident(i) => {
-                out.insert(i.to_string());
+                for (id, ns) in names {
+                    if ns.iter().any(|n| i == n) {
+                        named.insert(*id);
+                    }
+                }
             }
-            TokenTree::Group(g) => collect_idents(g.stream(), out),
+            TokenTree::Group(g) => find_names(g.stream(), names, named),
             _ => {}
         }
     }

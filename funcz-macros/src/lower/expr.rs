@@ -152,7 +152,8 @@ impl Lowerer<'_> {
                         if let Expr::MethodCall(m) = e {
                             let rt = rt();
                             let mode = self.mode;
-                            let (recv, method, args) = (&m.receiver, &m.method, &m.args);
+                            let (recv, method) = (&m.receiver, &m.method);
+                            let args = meta_args(method, &m.args);
                             *e = if multi {
                                 pq!(#rt::MultiMeta::#method(#args).forward(&#recv, #mode))
                             } else if read_only {

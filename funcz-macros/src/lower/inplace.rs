@@ -145,6 +145,7 @@ impl Lowerer<'_> {
                         let Step::View(vm, vargs) = &steps[0] else {
                             unreachable!("a multi-output step is not a statement's only step")
                         };
+                        let vargs = meta_args(vm, vargs);
                         stmts.pop(); // the view `emit_steps_from` made: `update_view` makes it
                         let fname_str = fname.to_string();
                         let method = &m.method;
@@ -310,6 +311,7 @@ impl Lowerer<'_> {
         for a in args.iter_mut() {
             self.visit_expr_mut(a);
         }
+        let margs = meta_args(&meta, &args);
         let Some(id) = self.binding_of(&m.receiver) else {
             // On a temporary (`grad.abs().add_(eps).unsqueeze_(0)`, torch's
             // Adamax): the new layout is seen only through the result, so
@@ -318,7 +320,7 @@ impl Lowerer<'_> {
             if !matches!(want, Want::Bound) {
                 let mut recv = (*m.receiver).clone();
                 self.visit_expr_mut(&mut recv);
-                return pq!(#rt::view_value(&#recv, #rt::ViewMeta::#meta(#args), #mode));
+                return pq!(#rt::view_value(&#recv, #rt::ViewMeta::#meta(#margs), #mode));
             }
             let mut e = Expr::MethodCall(m.clone());
             visit_mut::visit_expr_mut(self, &mut e);
@@ -336,17 +338,17 @@ impl Lowerer<'_> {
         match self.scopes.kind(id).clone() {
             Kind::Root { .. } if !self.based(id) => {
                 self.found.meta.insert(id);
-                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
+                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#margs), #mode); #tail })
             }
             Kind::Root { .. } | Kind::Alias { .. } if self.has_state(id) => {
                 if let Kind::Root { .. } = self.scopes.kind(id) {
                     self.found.meta.insert(id);
                 }
                 self.need_sync(id);
-                pq!({ #rt::meta_inplace(&mut #v, &mut #s, #rt::ViewMeta::#meta(#args), #mode); #tail })
+                pq!({ #rt::meta_inplace(&mut #v, &mut #s, #rt::ViewMeta::#meta(#margs), #mode); #tail })
             }
             Kind::Alias { .. } => {
-                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#args), #mode); #tail })
+                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#margs), #mode); #tail })
             }
             _ => {
                 let mut e = Expr::MethodCall(m.clone());

@@ -40,6 +40,7 @@ impl Lowerer<'_> {
         {
             if self.tracked_root(root) {
                 let (stmts, _, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
+                let margs = meta_args(&method, &args);
                 let id = self.scopes.declare(&ident, Kind::Alias { root });
                 let st = state_ident(id);
                 let vals = tmp("__fz_values");
@@ -52,7 +53,7 @@ impl Lowerer<'_> {
                 let mutability = may_copy.then(|| quote!(mut));
                 let new: Expr = pq!({
                     #(#stmts)*
-                    let (#vals, #mutability #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode);
+                    let (#vals, #mutability #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#margs), #mode);
                     #bind
                     #label for (mut #ident, mut #st) in ::core::iter::zip(#vals, #sts) #body
                 });

@@ -333,7 +333,8 @@ impl Lowerer<'_> {
                     let m = (!bind.is_empty()).then(|| quote!(mut));
                     let value = match &multi {
                         Some((method, args)) => {
-                            quote!(#rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#args), #mode))
+                            let margs = meta_args(method, args);
+                            quote!(#rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#margs), #mode))
                         }
                         None => quote!((#v, #s)),
                     };
@@ -342,8 +343,9 @@ impl Lowerer<'_> {
                     {
                         // One view of a place that needs no temporaries:
                         // bound directly (no block, no tuple to rebuild).
+                        let margs = meta_args(method, args);
                         return vec![pq!(
-                            let (mut #ident, mut #st) = #rt::view(&#pv, &#ps, #rt::ViewMeta::#method(#args), #mode);
+                            let (mut #ident, mut #st) = #rt::view(&#pv, &#ps, #rt::ViewMeta::#method(#margs), #mode);
                         )];
                     }
                     let tail = if bind.is_empty() {

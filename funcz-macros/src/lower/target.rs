@@ -283,12 +283,18 @@ impl Lowerer<'_> {
             let nv = format_ident!("__fz_view_{}", k, span = Span::mixed_site());
             let ns = format_ident!("__fz_view_state_{}", k, span = Span::mixed_site());
             match step {
-                Step::View(method, args) => stmts.push(pq!(
-                    let (mut #nv, mut #ns) = #rt::view(&#v, &#s, #rt::ViewMeta::#method(#args), #mode);
-                )),
-                Step::MultiOut(method, args, index) => stmts.push(pq!(
-                    let (mut #nv, mut #ns) = #rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#args), #index, #mode);
-                )),
+                Step::View(method, args) => stmts.push({
+                    let margs = meta_args(method, args);
+                    pq!(
+                    let (mut #nv, mut #ns) = #rt::view(&#v, &#s, #rt::ViewMeta::#method(#margs), #mode);
+                )
+                }),
+                Step::MultiOut(method, args, index) => stmts.push({
+                    let margs = meta_args(method, args);
+                    pq!(
+                    let (mut #nv, mut #ns) = #rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#margs), #index, #mode);
+                )
+                }),
             }
             v = quote!(#nv);
             s = quote!(#ns);
