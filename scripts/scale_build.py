@@ -19,7 +19,8 @@ import sys
 import time
 
 MANY = len(sys.argv) > 1 and sys.argv[1] == "many"
-N = 50 if MANY else int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+CHAIN = len(sys.argv) > 1 and sys.argv[1] == "chain"
+N = 50 if MANY else 1000 if CHAIN else int(sys.argv[1]) if len(sys.argv) > 1 else 5000
 DIR = sys.argv[2] if len(sys.argv) > 2 else "/tmp/funcz-scale"
 ROOT = os.path.abspath(".")
 
@@ -66,7 +67,21 @@ SMALL = """    let h = x.matmul(w);
     z.sum()"""
 
 
+def chain(n):
+    """One statement: n in-place ops chained on an input (issue 11, item
+    9: "chains of 1,000 in-place ops")."""
+    ops = ["add_(1.0)", "mul_(0.999)", "sub_(w)", "div_(1.001)"]
+    return "    x" + "".join("." + ops[i % 4] for i in range(n)) + ";"
+
+
 def functions(attr):
+    if CHAIN:
+        return f"""{attr}
+pub fn long(x: &mut Tensor, w: &Tensor) -> Tensor {{
+{chain(N)}
+    x.sum()
+}}
+"""
     if not MANY:
         return f"""{attr}
 pub fn long(x: &mut Tensor, w: &Tensor, acc: &mut Tensor) -> Tensor {{
@@ -125,7 +140,7 @@ def main():
         ("mutations", "#[funcz::functionalize]"),
         ("mutations_and_views", '#[funcz::functionalize(remove = "mutations_and_views")]'),
     ]
-    print(f"{N} small functions" if MANY else f"{N} statements")
+    print(f"{N} small functions" if MANY else f"a chain of {N} in-place ops" if CHAIN else f"{N} statements")
     rounds = int(os.environ.get("ROUNDS", "3"))
     # PROFILES=debug (or release) times one profile only.
     for profile in os.environ.get("PROFILES", "debug,release").split(","):

@@ -155,13 +155,6 @@ pub(crate) fn facts_and_output(
     (analysis, found, out, errors)
 }
 
-#[cfg(test)]
-pub(crate) fn find_places_pub(
-    func: &ItemFn,
-) -> (Vec<crate::places::Place>, std::collections::HashSet<String>) {
-    find_places(func)
-}
-
 fn first_tokens(item: &TokenStream) -> TokenStream {
     item.clone().into_iter().take(3).collect()
 }

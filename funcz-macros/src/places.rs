@@ -71,6 +71,25 @@ fn op_kind(name: &str) -> Option<OpKind> {
     optable::lookup(name).map(|i| i.kind)
 }
 
+/// The next link of a receiver chain below `e`, as [`chain_start`] walks
+/// it: the op call `e` is (through parentheses, indexing, derefs and
+/// references), if any.
+fn next_link(mut e: &Expr) -> Option<*const syn::ExprMethodCall> {
+    loop {
+        match e {
+            Expr::MethodCall(m) => {
+                return op_kind(&m.method.to_string()).map(|_| m as *const syn::ExprMethodCall);
+            }
+            Expr::Paren(p) => e = &p.expr,
+            Expr::Group(g) => e = &g.expr,
+            Expr::Index(i) => e = &i.expr,
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => e = &u.expr,
+            Expr::Reference(r) => e = &r.expr,
+            _ => return None,
+        }
+    }
+}
+
 /// Peels the views and in-place ops of a receiver chain down to its start.
 fn chain_start(mut e: &Expr) -> (&Expr, bool) {
     let mut saw_view = false;
@@ -126,18 +145,36 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
         /// Places used as tensors: receivers of a method of the op table,
         /// and operands taken by reference (`&s.w`).
         tensor_uses: HashSet<String>,
+        /// Inner links of the chain being visited, with its start (and
+        /// the start's text); keys are the links' addresses in the body.
+        chain_links: std::collections::HashMap<*const syn::ExprMethodCall, (Expr, String)>,
     }
     impl<'ast> Visit<'ast> for Scan {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            if matches!(
-                op_kind(&m.method.to_string()),
-                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize)
-            ) {
-                self.mutated.push(chain_start(&m.receiver).0.clone());
-            }
-            if op_kind(&m.method.to_string()).is_some() {
-                self.tensor_uses
-                    .insert(chain_start(&m.receiver).0.to_token_stream().to_string());
+            let kind = op_kind(&m.method.to_string());
+            if kind.is_some() {
+                // The links of one chain share its start: found once, at
+                // the outermost link, and handed down (a scan from every
+                // link of a 1,000-op chain was quadratic).
+                let key: *const syn::ExprMethodCall = m;
+                let (start, text) = match self.chain_links.remove(&key) {
+                    Some(known) => known,
+                    None => {
+                        let start = chain_start(&m.receiver).0.clone();
+                        let text = start.to_token_stream().to_string();
+                        (start, text)
+                    }
+                };
+                if matches!(
+                    kind,
+                    Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize)
+                ) {
+                    self.mutated.push(start.clone());
+                }
+                self.tensor_uses.insert(text.clone());
+                if let Some(next) = next_link(&m.receiver) {
+                    self.chain_links.insert(next, (start, text));
+                }
             }
             visit::visit_expr_method_call(self, m);
         }

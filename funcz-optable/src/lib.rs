@@ -108,7 +108,22 @@ pub fn all() -> impl Iterator<Item = &'static OpInfo> {
 /// assert!(lookup("len").is_none());
 /// ```
 pub fn lookup(name: &str) -> Option<&'static OpInfo> {
-    all().find(|o| o.name == name)
+    // A map built once: the macro asks for every method call it meets
+    // (a 1,000-op chain asked hundreds of thousands of times), and the
+    // table has hundreds of rows. The first row of a name wins, as a scan
+    // in table order would find.
+    static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, &'static OpInfo>> =
+        std::sync::OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let mut m = std::collections::HashMap::new();
+            for o in all() {
+                m.entry(o.name).or_insert(o);
+            }
+            m
+        })
+        .get(name)
+        .copied()
 }
 
 /// Methods recorded under another aten name than their own (their extra

@@ -18,6 +18,11 @@ use crate::scope::Kind;
 impl Analyzer<'_> {
     pub(super) fn stmts(&mut self, stmts: &[Stmt]) {
         for s in stmts {
+            // As code generation does (see `Resolve::split_chain`).
+            if let Some(split) = self.split_chain(s) {
+                self.stmts(&split);
+                continue;
+            }
             match s {
                 Stmt::Local(l) => self.local(l),
                 Stmt::Expr(e, _) => self.visit_expr(e),

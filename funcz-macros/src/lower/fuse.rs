@@ -124,14 +124,28 @@ impl Lowerer<'_> {
             calls.extend(quote!(.#method(#args)));
         }
         let rt = rt();
-        if let Some(k) = kernel {
-            calls.extend(quote!(.kernel #k));
-        }
         // One call: the temporaries of the arguments (`&(&g * 0.1)`) live
         // until the end of the statement, after the run has run, as they
         // would in the original calls; the arguments never name the root
         // (see `independent`), so its `&mut` conflicts with none of them.
-        pq!(#rt::fused_root(&mut #v, &mut #s, #rt::Fusion::new() #calls);)
+        let run = quote!(#rt::fused_root(&mut #v, &mut #s, #rt::Fusion::new() #calls));
+        match kernel {
+            // `FUNCZ_KERNELS_IN_DEBUG` (set for this workspace's own
+            // builds): in every build, so that the tests run them.
+            Some(k) if std::env::var_os("FUNCZ_KERNELS_IN_DEBUG").is_some() => {
+                pq!(#rt::fused_root(&mut #v, &mut #s, #rt::Fusion::new() #calls.kernel #k);)
+            }
+            // The compiled kernel only where the code is optimized (it is
+            // the same computation, and each one is a loop the compiler
+            // builds for this run alone).
+            Some(k) => pq!({
+                #[cfg(debug_assertions)]
+                #run;
+                #[cfg(not(debug_assertions))]
+                #rt::fused_root(&mut #v, &mut #s, #rt::Fusion::new() #calls.kernel #k);
+            }),
+            None => pq!(#run;),
+        }
     }
 }
 

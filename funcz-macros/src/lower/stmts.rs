@@ -10,55 +10,6 @@
 use super::*;
 
 impl Lowerer<'_> {
-    /// Splits a statement that chains in-place ops on a variable or field
-    /// (`x.mul_(2.0).add_(3.0);`) into one statement per op, in order: the
-    /// same program (each op runs on the same tensor, its arguments read
-    /// after the ops before it), lowered flat however long the chain.
-    ///
-    /// Input: `x.mul_(2.0).add_(&y);`
-    /// Output: `x.mul_(2.0); x.add_(&y);`
-    pub(super) fn split_chain(&self, stmt: &Stmt) -> Option<Vec<Stmt>> {
-        let Stmt::Expr(e, Some(semi)) = stmt else {
-            return None;
-        };
-        let mut ops: Vec<&syn::ExprMethodCall> = Vec::new();
-        let mut cur = e;
-        while let Expr::MethodCall(m) = cur
-            && matches!(
-                optable::lookup(&m.method.to_string()).map(|i| i.kind),
-                Some(OpKind::Inplace { .. })
-            )
-        {
-            ops.push(m);
-            cur = &m.receiver;
-        }
-        if ops.len() < 2
-            || !matches!(cur, Expr::Path(_) | Expr::Field(_))
-            || self.binding_of(cur).is_none()
-        {
-            return None;
-        }
-        Some(
-            ops.iter()
-                .rev()
-                .map(|m| {
-                    // Built field by field: cloning `m` would copy the rest
-                    // of the chain (its receiver) once per op.
-                    let one = syn::ExprMethodCall {
-                        attrs: m.attrs.clone(),
-                        receiver: Box::new(cur.clone()),
-                        dot_token: m.dot_token,
-                        method: m.method.clone(),
-                        turbofish: m.turbofish.clone(),
-                        paren_token: m.paren_token,
-                        args: m.args.clone(),
-                    };
-                    Stmt::Expr(Expr::MethodCall(one), Some(*semi))
-                })
-                .collect(),
-        )
-    }
-
     pub fn lower_stmts(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
         let mut out = Vec::new();
         let mut stmts = stmts;
