@@ -131,12 +131,15 @@ pub(super) fn is_view_let(stmt: &Stmt) -> bool {
     links > 0 && matches!(e, Expr::Path(p) if p.path.get_ident().is_some())
 }
 
-/// A literal, a name, or a negated literal.
+/// A literal, a name, a negated literal, or an array of (a reference to)
+/// those: an argument whose evaluation runs no code.
 fn plain_arg(e: &Expr) -> bool {
     match e {
         Expr::Lit(_) => true,
         Expr::Path(p) => p.path.get_ident().is_some(),
         Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && matches!(&*u.expr, Expr::Lit(_)),
+        Expr::Array(a) => a.elems.iter().all(plain_arg),
+        Expr::Reference(r) => r.mutability.is_none() && plain_arg(&r.expr),
         _ => false,
     }
 }
