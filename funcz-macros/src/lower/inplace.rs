@@ -137,28 +137,26 @@ impl Lowerer<'_> {
                     }
                     None if matches!(want, Want::Nothing)
                         && window_step(&steps)
-                        && !args.iter().any(|a| mentions(a.to_token_stream(), &pv)) =>
+                        && !mentions(args.to_token_stream(), &quote!(#pv #ps)) =>
                     {
                         // `root.narrow(..).copy_(x);`: the view is a
                         // temporary, so the runtime needs no state for it
-                        // and writes straight into a uniquely held root.
+                        // and writes straight into a uniquely held root
+                        // (see `rt::window`); the user's call runs on it.
                         let Step::View(vm, vargs) = &steps[0] else {
                             unreachable!("a multi-output step is not a statement's only step")
                         };
                         let vargs = meta_args(vm, vargs);
-                        stmts.pop(); // the view `emit_steps_from` made: `update_view` makes it
+                        stmts.pop(); // the view `emit_steps_from` made: `rt::window` makes it
                         let fname_str = fname.to_string();
                         let method = &m.method;
-                        let names = arg_names(args.len());
-                        let vals = args.iter();
-                        let tv = tmp("__fz_v");
+                        let w = tmp("__fz_window");
                         stmts.push(pq!(
-                            #rt::update_view(
-                                #op, #fname_str, &mut #pv, &mut #ps,
-                                #rt::ViewMeta::#vm(#vargs), #mode, (#(#vals,)*),
-                                |#tv, (#(#names,)*)| { #tv.#method(#(#names),*); },
-                                |#tv, (#(#names,)*)| #tv.#fname(#(#names),*),
-                            );
+                            let mut #w = #rt::window(&mut #pv, &mut #ps, #rt::ViewMeta::#vm(#vargs), #mode);
+                        ));
+                        stmts.push(pq!(#w.#method(#args);));
+                        stmts.push(pq!(
+                            #rt::window_done(#op, #fname_str, &mut #pv, &mut #ps, &mut #w, #mode);
                         ));
                     }
                     other => {

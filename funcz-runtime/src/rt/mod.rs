@@ -30,6 +30,7 @@ mod meta;
 mod output;
 mod own;
 mod tracked;
+mod window;
 
 pub use chain::{replay, writeback};
 pub use donate::{can_donate, can_donate_alias, can_donate_elem, can_donate_root, donated};
@@ -50,8 +51,9 @@ pub use own::{own, own_alias, own_elem, own_root};
 pub use tracked::{
     Tracked, bind_view, bind_views, check_chain_copy, commit, commit_donated, commit_from,
     commit_root, donated_root, handle, meta_inplace, multi_view, read_view, resize_root,
-    resize_view, sync, sync_all, update_view, version, view, view_value,
+    resize_view, sync, sync_all, version, view, view_value,
 };
+pub use window::{Window, window, window_done};
 
 /// Which ops the functionalized body may still run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

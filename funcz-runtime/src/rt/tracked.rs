@@ -631,70 +631,8 @@ fn commit_donated_any<T: Element>(
     commit_value(op, root, rstate, value, state, known_window, mode);
 }
 
-/// `root.<meta>().<op>(args)` as a statement (`cache.narrow(0, pos,
-/// 1).copy_(&row);`): the in-place op `op` on a temporary view of `root`
-/// (state `rstate`), whose functional twin is `functional`. `inplace` runs
-/// the in-place op on a view, `functional_op` the functional one; each gets
-/// the evaluated arguments `args` (only one of them runs).
-///
-/// In [`Mode::Views`] (and in [`Mode::Copies`] when no trace is being
-/// recorded), for a view whose inverse is a scatter into its window ([`ViewMeta::is_window`]) of a root buffer nobody else can
-/// observe (see [`can_donate_root`](super::can_donate_root)), the op runs
-/// on the view itself, in the root's buffer, and the trace records the
-/// view, the functional op and the scatter, as [`commit_donated`] does,
-/// without making a state for the view. Otherwise it is exactly [`view`]
-/// then [`commit_donated`] or [`commit`].
-///
-/// ```
-/// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
-/// use funcz_runtime::Tensor;
-/// let mut cache = Tensor::<f32>::zeros(&[3, 2]);
-/// let mut s = Tracked::root(&cache);
-/// let row = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[1, 2]);
-/// rt::update_view(
-///     "copy_", "copy", &mut cache, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views, (&row,),
-///     |v, (r,)| { v.copy_(r); },
-///     |v, (r,)| v.copy(r),
-/// );
-/// assert_eq!(cache.to_vec(), vec![0.0, 0.0, 1.0, 2.0, 0.0, 0.0]);
-/// ```
-#[allow(clippy::too_many_arguments)]
-pub fn update_view<T: Element, A>(
-    op: &str,
-    functional: &'static str,
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
-    meta: ViewMeta,
-    mode: Mode,
-    args: A,
-    inplace: impl FnOnce(&Tensor<T>, A),
-    functional_op: impl FnOnce(&Tensor<T>, A) -> Tensor<T>,
-) {
-    // Per call site (the closures are the site's), only the calls: the
-    // tests and the write-back are `window_begin` and `window_end`,
-    // compiled once for f32 in funcz-runtime.
-    // (The view stays in this frame: moving a tensor between the halves
-    // copies its 152-byte layout each time.)
-    let mut window = None;
-    if let Some(recording) = window_begin(root, rstate, &meta, mode, &mut window)
-        && let Some(v) = &mut window
-    {
-        inplace(v, args);
-        window_end(functional, root, rstate, &meta, v, recording, mode);
-        return;
-    }
-    let (mut v, mut s) = view(root, rstate, meta, mode);
-    if super::can_donate_alias(root, rstate, &v, &s) {
-        inplace(&v, args);
-        commit_donated(op, functional, root, rstate, &mut v, &mut s, mode);
-    } else {
-        let new = functional_op(&v, args);
-        commit(op, root, rstate, &mut v, &mut s, new, mode);
-    }
-}
-
 dispatch_f32! {
-    /// [`update_view`]'s window path, when it applies: puts the view
+    /// [`window`](super::window)'s fast path, when it applies: puts the view
     /// `meta` of `root`, into which the in-place op may write directly,
     /// in `window`, and returns whether a trace is recording. It applies in [`Mode::Views`] (and in
     /// [`Mode::Copies`] when no trace is recording: the temporary view is
@@ -702,7 +640,7 @@ dispatch_f32! {
     /// it gives the values the `*_copy` + scatter would, without the copy)
     /// to a window view ([`ViewMeta::is_window`]) of a root buffer nobody
     /// else can observe.
-    fn window_begin<T: Element>(
+    pub(super) fn window_begin<T: Element>(
         root: &Tensor<T> => cast_ref,
         rstate: &Tracked => same,
         meta: &ViewMeta => same,
@@ -738,9 +676,9 @@ fn window_begin_any<T: Element>(
 }
 
 dispatch_f32! {
-    /// [`update_view`]'s window path after the in-place op wrote the view
+    /// [`window_done`](super::window_done)'s fast path: after the in-place op wrote the view
     /// `v` of [`window_begin`]: the root's new value is its buffer.
-    fn window_end<T: Element>(
+    pub(super) fn window_end<T: Element>(
         functional: &'static str => same,
         root: &mut Tensor<T> => cast_mut,
         rstate: &mut Tracked => same,

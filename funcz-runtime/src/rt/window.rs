@@ -1,0 +1,171 @@
+//! An in-place op on a temporary view of a root, as one statement
+//! (`cache.narrow(0, pos, 1).copy_(&row);`, a KV-cache update): the view
+//! is made, the user's own call writes it, and the write is committed.
+//!
+//! Input (the user's code): `cache.narrow(0, pos, 1).copy_(&row);`
+//! Output (generated): `let mut w = rt::window(&mut cache, &mut s, ViewMeta::narrow(0, pos, 1), mode);
+//! w.copy_(&row); rt::window_done("copy_", "copy", &mut cache, &mut s, &mut w, mode);`
+//!
+//! In [`Mode::Views`] (and in [`Mode::Copies`] when no trace is being
+//! recorded), for a view whose inverse is a scatter into its window
+//! ([`ViewMeta::is_window`]) of a root buffer nobody else can observe (see
+//! [`can_donate_root`](super::can_donate_root)), the op writes the view
+//! itself, in the root's buffer, and the trace records the view, the
+//! functional op and the scatter, as [`commit_donated`] does, without a
+//! state for the view. Otherwise it is exactly [`view`], [`own_alias`] and
+//! [`commit_donated`]. The user's call runs on the [`Window`] (it
+//! dereferences to the view), so nothing in the generated code is
+//! particular to the call site but the call itself.
+
+use std::ops::Deref;
+
+use crate::element::Element;
+use crate::tensor::Tensor;
+
+use super::Mode;
+use super::meta::ViewMeta;
+use super::own::own_alias;
+use super::tracked::{Tracked, commit_donated, view, window_begin, window_end};
+
+/// The temporary view of [`window`], which an in-place op then writes (it
+/// dereferences to the view).
+pub struct Window<T: Element> {
+    view: Tensor<T>,
+    how: How,
+}
+
+enum How {
+    /// The view of a uniquely held root's buffer, and whether a trace is
+    /// recording.
+    Direct(ViewMeta, bool),
+    /// A view with its state, made private if its buffer was shared.
+    Alias(Tracked),
+}
+
+impl<T: Element> Deref for Window<T> {
+    type Target = Tensor<T>;
+
+    fn deref(&self) -> &Tensor<T> {
+        &self.view
+    }
+}
+
+/// Makes the view `meta` of `root` (state `rstate`) for an in-place op to
+/// write (see the module documentation); [`window_done`] commits it.
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut cache = Tensor::<f32>::zeros(&[3, 2]);
+/// let mut s = Tracked::root(&cache);
+/// let row = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[1, 2]);
+/// let mut w = rt::window(&mut cache, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views);
+/// w.copy_(&row);
+/// rt::window_done("copy_", "copy", &mut cache, &mut s, &mut w, Mode::Views);
+/// assert_eq!(cache.to_vec(), vec![0.0, 0.0, 1.0, 2.0, 0.0, 0.0]);
+/// ```
+pub fn window<T: Element>(
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+) -> Window<T> {
+    let mut direct = None;
+    if let Some(recording) = window_begin(root, rstate, &meta, mode, &mut direct)
+        && let Some(view) = direct
+    {
+        return Window {
+            view,
+            how: How::Direct(meta, recording),
+        };
+    }
+    let (mut view, state) = view(root, rstate, meta, mode);
+    own_alias(root, rstate, &mut view, &state);
+    Window {
+        view,
+        how: How::Alias(state),
+    }
+}
+
+/// Commits the in-place op `op` (functional twin `functional`) that wrote
+/// the [`window`] `w` of `root`.
+pub fn window_done<T: Element>(
+    op: &str,
+    functional: &'static str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    w: &mut Window<T>,
+    mode: Mode,
+) {
+    match &mut w.how {
+        How::Direct(meta, recording) => window_end(
+            functional,
+            root,
+            rstate,
+            meta,
+            &mut w.view,
+            *recording,
+            mode,
+        ),
+        How::Alias(state) => commit_donated(op, functional, root, rstate, &mut w.view, state, mode),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Tracer;
+
+    fn iota(n: usize) -> Tensor<f32> {
+        Tensor::from_vec((0..n).map(|i| i as f32).collect(), &[n])
+    }
+
+    #[test]
+    fn a_window_writes_a_unique_root_in_place_and_leaves_other_handles_alone() {
+        let row = Tensor::<f32>::from_vec(vec![-1.0; 4], &[4]);
+        for keep_handle in [false, true] {
+            for mode in [Mode::Views, Mode::Copies] {
+                let x = iota(12).view([3, 4]);
+                let (out, g) = Tracer::new("f").input("x", &x).run(|| {
+                    let mut root = x.clone();
+                    let keep = keep_handle.then(|| root.shallow_clone());
+                    let mut rs = Tracked::root(&root);
+                    let p = std::sync::Arc::as_ptr(&root.storage);
+                    let mut w = window(&mut root, &mut rs, ViewMeta::select(0, 1), mode);
+                    w.copy_(&row);
+                    window_done("copy_", "copy", &mut root, &mut rs, &mut w, mode);
+                    drop(w);
+                    let in_place = std::sync::Arc::as_ptr(&root.storage) == p;
+                    // (Copies mode: the row is copied out, updated, and
+                    // scattered into the root's own buffer.)
+                    assert_eq!(in_place, !keep_handle, "{mode:?} keep={keep_handle}");
+                    if let Some(k) = keep {
+                        assert_eq!(k.to_vec(), x.to_vec(), "another handle saw the update");
+                    }
+                    root
+                });
+                let mut expected = x.to_vec();
+                expected[4..8].copy_from_slice(&[-1.0; 4]);
+                assert_eq!(out.to_vec(), expected, "{mode:?} keep={keep_handle}");
+                let select = if mode == Mode::Views {
+                    "select"
+                } else {
+                    "select_copy"
+                };
+                assert_eq!(g.ops(), vec!["clone", select, "copy", "select_scatter"]);
+                assert!(g.is_functional(), "{g}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_window_that_is_not_a_scatter_window_commits_through_its_state() {
+        // `t()` is not a window view: the general path.
+        let mut root = iota(6).view([2, 3]).add(0.0);
+        let mut rs = Tracked::root(&root);
+        let mut w = window(&mut root, &mut rs, ViewMeta::t(), Mode::Views);
+        w.mul_(2.0);
+        window_done("mul_", "mul", &mut root, &mut rs, &mut w, Mode::Views);
+        assert_eq!(root.to_vec(), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+    }
+}
