@@ -125,19 +125,10 @@ fn window_update_of_an_input_traced_and_untraced() {
     fn step(caller: &mut Tensor<f32>, row: &Tensor<f32>, pos: usize) {
         let mut x = rt::input(caller);
         let mut s = Tracked::input(&x);
-        rt::update_view(
-            "copy_",
-            "copy",
-            &mut x,
-            &mut s,
-            ViewMeta::narrow(0, pos, 1),
-            Mode::Views,
-            (row,),
-            |v, (r,)| {
-                v.copy_(r);
-            },
-            |v, (r,)| v.copy(r),
-        );
+        let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, pos, 1), Mode::Views);
+        w.copy_(row);
+        rt::window_done("copy_", "copy", &mut x, &mut s, &mut w, Mode::Views);
+        drop(w);
         rt::write_back_mut(caller, &x);
     }
     let row = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0], &[1, 3]);

@@ -330,7 +330,7 @@ impl<'a> Lowerer<'a> {
 }
 
 /// True if `steps` is one view whose inverse is a scatter into a window
-/// (`narrow`, `slice`, `select`, `diagonal`): `rt::update_view` writes such
+/// (`narrow`, `slice`, `select`, `diagonal`): `rt::window` writes such
 /// a view of a uniquely held root in place.
 fn window_step(steps: &[Step]) -> bool {
     use optable::Inverse::*;
