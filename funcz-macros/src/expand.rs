@@ -10,13 +10,23 @@
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
-use syn::{FnArg, ItemFn, Pat, Stmt, parse_quote};
+use syn::{FnArg, ItemFn, Pat, Stmt};
 
 use crate::attr::{self, Remove};
 use crate::ctxt::Ctxt;
 use crate::lower::Lowerer;
 use crate::params::{self, ParamKind, Passing};
 use crate::scope::{Facts, base_ident, input_ident, state_ident};
+
+/// A generated statement kept as tokens (as code generation keeps its
+/// own, see `lower::FromTokens`): parsing it back into a syntax tree,
+/// which nothing inspects, cost a small function's expansion a fifth of
+/// its time.
+macro_rules! vq {
+    ($($t:tt)*) => {
+        Stmt::Item(syn::Item::Verbatim(quote!($($t)*)))
+    };
+}
 
 /// Expands `#[functionalize(args)]` on `item`. Never panics: bad input
 /// gives spanned errors after the original item.
@@ -183,7 +193,7 @@ fn lower_fn(
     for (k, place) in places.iter().enumerate() {
         let ident = crate::inputs::place_ident(k);
         let e = &place.expr;
-        prologue.push(parse_quote!(let #ident = ::funcz::rt::place_handle(&#e);));
+        prologue.push(vq!(let #ident = ::funcz::rt::place_handle(&#e);));
     }
     let tracked = |id: usize| lw.facts.mutated.contains(&id) || lw.facts.meta.contains(&id);
     let mut exit: Vec<Stmt> = Vec::new();
@@ -222,7 +232,7 @@ fn lower_fn(
                     .iter()
                     .map(|(n, key)| quote!((#n, &#key as &dyn ::funcz::rt::InputKey))),
             );
-        prologue.push(parse_quote!(::funcz::rt::check_inputs_disjoint(#name, &[#(#entries),*]);));
+        prologue.push(vq!(::funcz::rt::check_inputs_disjoint(#name, &[#(#entries),*]);));
     }
     lw.inputs = inputs
         .iter()
@@ -249,16 +259,18 @@ fn lower_fn(
                     Passing::Value => {
                         // (`mut`: assigning the parameter rebinds it, see
                         // `Lowerer::lower_assign`.)
-                        prologue.push(parse_quote!(#[allow(unused_mut)] let mut #input = ::funcz::rt::input(&#ident);));
-                        prologue.push(parse_quote!(let mut #var = #ident;));
+                        prologue.push(
+                            vq!(#[allow(unused_mut)] let mut #input = ::funcz::rt::input(&#ident);),
+                        );
+                        prologue.push(vq!(let mut #var = #ident;));
                     }
                     Passing::Ref => {
-                        prologue.push(parse_quote!(let #input = #ident;));
-                        prologue.push(parse_quote!(let mut #var = ::funcz::rt::input(#input);));
+                        prologue.push(vq!(let #input = #ident;));
+                        prologue.push(vq!(let mut #var = ::funcz::rt::input(#input);));
                     }
                     Passing::RefMut => {
-                        prologue.push(parse_quote!(let #input = #ident;));
-                        prologue.push(parse_quote!(let mut #var = ::funcz::rt::input(&*#input);));
+                        prologue.push(vq!(let #input = #ident;));
+                        prologue.push(vq!(let mut #var = ::funcz::rt::input(&*#input);));
                     }
                 }
                 prologue.extend(lw.root_prologue(id));
@@ -266,42 +278,42 @@ fn lower_fn(
                 let (b, s) = (base_ident(id), state_ident(id));
                 exit.push(match (p, based) {
                     (Passing::RefMut, true) => {
-                        parse_quote!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);)
+                        vq!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);)
                     }
                     (Passing::Value, true) => {
-                        parse_quote!(::funcz::rt::write_back_owned(&#input, &#b);)
+                        vq!(::funcz::rt::write_back_owned(&#input, &#b);)
                     }
-                    (_, true) => parse_quote!(::funcz::rt::write_back(&*#input, &#b);),
+                    (_, true) => vq!(::funcz::rt::write_back(&*#input, &#b);),
                     (Passing::Value, false) => {
-                        parse_quote!(::funcz::rt::write_back_owned(&#input, &#var);)
+                        vq!(::funcz::rt::write_back_owned(&#input, &#var);)
                     }
                     (Passing::RefMut, false) => {
-                        parse_quote!(::funcz::rt::write_back_mut(&mut *#input, &#var);)
+                        vq!(::funcz::rt::write_back_mut(&mut *#input, &#var);)
                     }
-                    (_, false) => parse_quote!(::funcz::rt::write_back(&*#input, &#var);),
+                    (_, false) => vq!(::funcz::rt::write_back(&*#input, &#var);),
                 });
             }
             ParamKind::Optional => {}
             ParamKind::Collection { passing, vec } => {
                 match passing {
                     Passing::Value => {
-                        prologue.push(parse_quote!(
+                        prologue.push(vq!(
                             let #input: ::std::vec::Vec<_> = #ident.iter().map(::funcz::rt::input).collect();
                         ));
-                        prologue.push(parse_quote!(let mut #ident = #ident;));
+                        prologue.push(vq!(let mut #ident = #ident;));
                     }
                     _ => {
-                        prologue.push(parse_quote!(let #input = #ident;));
-                        prologue.push(parse_quote!(
+                        prologue.push(vq!(let #input = #ident;));
+                        prologue.push(vq!(
                             let mut #ident: ::std::vec::Vec<_> = #input.iter().map(::funcz::rt::input).collect();
                         ));
                     }
                 }
                 exit.push(match (passing, vec) {
                     (Passing::RefMut, true) => {
-                        parse_quote!(::funcz::rt::write_back_vec(&mut *#input, &#ident[..]);)
+                        vq!(::funcz::rt::write_back_vec(&mut *#input, &#ident[..]);)
                     }
-                    _ => parse_quote!(::funcz::rt::write_back_all(&#input[..], &#ident[..]);),
+                    _ => vq!(::funcz::rt::write_back_all(&#input[..], &#ident[..]);),
                 });
             }
         }
@@ -326,7 +338,7 @@ fn lower_fn(
         Some(other) => {
             stmts.push(other);
             if !exit.is_empty() {
-                stmts.push(parse_quote!(#[allow(unreachable_code)] { #(#exit)* }));
+                stmts.push(vq!(#[allow(unreachable_code)] { #(#exit)* }));
             }
         }
         None => stmts.extend(exit),
