@@ -1,15 +1,16 @@
 //! Aliases known to be current: a view bound by a plain `let` is current
-//! until a later statement of the same block names its root (a commit, a
-//! read, a write-back: any generated code that could change the root names
-//! its value or state), so a use before that needs no `rt::sync`.
+//! until a later statement of the same block may change its root (every
+//! runtime call that changes a root or an alias takes its value or state
+//! by `&mut`; an assignment names it; a macro may do anything with the
+//! names it is given), so a use before that needs no `rt::sync`.
 //!
 //! Input: `let v = x.narrow(0, 1, 1); v.sub_(0.5);`
 //! Output: `let (v, s) = rt::view(..); rt::own_alias(..); v.sub_(0.5); ..` (no `rt::sync` before the op)
 //!
 //! The test is on the generated tokens, not on what the user wrote: a root
 //! the macro tracks has a generated name (`__fz_v_x_0`) and a generated
-//! state, and every runtime call that may change it takes them, so a
-//! statement whose lowering does not name them leaves the root as it was.
+//! state, and every runtime call that may change it takes them by `&mut`,
+//! so a statement whose lowering does not leaves the root as it was.
 //! Functions with closures (which may run later, from any statement) keep
 //! every sync.
 
@@ -17,6 +18,8 @@
 use super::*;
 
 use std::collections::HashSet;
+
+use proc_macro2::Spacing;
 
 /// Per open block: the `pre` depth of its statements, and the aliases
 /// known current before the next one.
@@ -55,7 +58,7 @@ impl Lowerer<'_> {
         }
         let mut ids = std::mem::take(&mut self.current.levels.last_mut().expect("open").1);
         if !ids.is_empty() {
-            let names: Vec<(usize, Vec<String>)> =
+            let names: Vec<(usize, Names)> =
                 ids.iter().map(|&id| (id, self.alias_names(id))).collect();
             let mut named = HashSet::new();
             for s in out {
@@ -73,33 +76,155 @@ impl Lowerer<'_> {
         self.current.levels.last_mut().expect("open").1 = ids;
     }
 
+    /// After a statement `a.op_(args);` (`updated` is `a`): if its one
+    /// commit was that op's, into `a`'s root, and made `a` current (its
+    /// value is what it wrote), `a` is current after it. (The root's other
+    /// aliases stay forgotten.)
+    ///
+    /// Input: `r.mul_(2.0); r.add_(3.0);` (`r` a view)
+    /// Output: no `rt::sync(&mut r, ..)` before the second op.
+    pub(super) fn current_after_update(
+        &mut self,
+        updated: Option<&Ident>,
+        fresh: &[usize],
+        mutated: &[usize],
+    ) {
+        if !self.elide_syncs || self.current.levels.is_empty() {
+            return;
+        }
+        let (Some(name), [a]) = (updated, fresh) else {
+            return;
+        };
+        let root = match self.scopes.kind(*a) {
+            Kind::Alias { root } => *root,
+            _ => return,
+        };
+        if self.scopes.lookup(&name.to_string()) == Some(*a)
+            && self.has_state(*a)
+            && mutated == [root]
+        {
+            let ids = &mut self.current.levels.last_mut().expect("open").1;
+            if !ids.contains(a) {
+                ids.push(*a);
+            }
+        }
+    }
+
     /// The generated names through which the alias `id` or its root can
-    /// change: both values and both states.
-    fn alias_names(&self, id: usize) -> Vec<String> {
-        let mut names = vec![self.var(id).to_string(), state_ident(id).to_string()];
+    /// change: both values, then both states.
+    fn alias_names(&self, id: usize) -> Names {
+        let mut names = Names {
+            values: vec![self.var(id).to_string()],
+            states: vec![state_ident(id).to_string()],
+        };
         if let Kind::Alias { root } = self.scopes.kind(id) {
             let (rv, rs) = self.root_value_state(*root);
-            names.push(rv.to_string());
-            names.push(rs.to_string());
+            names.values.push(rv.to_string());
+            names.states.push(rs.to_string());
         }
         names
     }
 }
 
-/// Adds to `named` each alias of `names` one of whose names `ts` holds.
-fn find_names(ts: TokenStream, names: &[(usize, Vec<String>)], named: &mut HashSet<usize>) {
-    for t in ts {
+/// The generated names of an alias and its root: the tensors' and the
+/// states'.
+pub(crate) struct Names {
+    values: Vec<String>,
+    states: Vec<String>,
+}
+
+/// Adds to `named` each alias of `names` that `ts` may change: a value's
+/// name after `mut` (`&mut v`: every runtime call that changes a tensor
+/// takes it so) or before an assignment (`v = ..`, `v += ..`); a state's
+/// name anywhere but after `&` (a runtime call reading it): `&mut s`,
+/// `s.bump()` after a helper changed the tensor; and any of them in a
+/// macro's arguments (which may expand to anything). A read (`&v`,
+/// `v.sum()`, `&s`) changes nothing.
+fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usize>) {
+    let tokens: Vec<TokenTree> = ts.into_iter().collect();
+    for (k, t) in tokens.iter().enumerate() {
         match t {
             TokenTree::Ident(i) => {
+                let prev = k.checked_sub(1).map(|j| &tokens[j]);
+                let after_mut = matches!(prev, Some(TokenTree::Ident(m)) if m == "mut");
+                let after_ref = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '&');
+                let writes_value = after_mut || assigned(&tokens[k + 1..]);
                 for (id, ns) in names {
-                    if ns.iter().any(|n| i == n) {
+                    let value = ns.values.iter().any(|n| i == n);
+                    let state = ns.states.iter().any(|n| i == n);
+                    if (value && writes_value) || (state && !after_ref) {
                         named.insert(*id);
                     }
                 }
             }
-            TokenTree::Group(g) => find_names(g.stream(), names, named),
+            TokenTree::Group(g) => {
+                let macro_args =
+                    k > 0 && matches!(&tokens[k - 1], TokenTree::Punct(p) if p.as_char() == '!');
+                if macro_args {
+                    all_names(g.stream(), &mut |i| {
+                        for (id, ns) in names {
+                            if ns.values.iter().chain(&ns.states).any(|n| i == n) {
+                                named.insert(*id);
+                            }
+                        }
+                    });
+                } else {
+                    find_names(g.stream(), names, named);
+                }
+            }
             _ => {}
         }
+    }
+}
+
+/// Whether `rest` (the tokens after a name) starts an assignment to it:
+/// `=` (not `==` or `=>`), or a compound one (`+=`, `<<=`, ...).
+fn assigned(rest: &[TokenTree]) -> bool {
+    let punct = |k: usize| match rest.get(k) {
+        Some(TokenTree::Punct(p)) => Some((p.as_char(), p.spacing())),
+        _ => None,
+    };
+    match punct(0) {
+        Some(('=', Spacing::Alone)) => true,
+        Some(('=', Spacing::Joint)) => !matches!(punct(1), Some(('=' | '>', _))),
+        Some((c, Spacing::Joint)) if "+-*/%^&|<>".contains(c) => {
+            // `+=`, `-=`, ..., `<<=`, `>>=`; not `<=`, `>=`, `->`, `&&`.
+            match punct(1) {
+                Some(('=', _)) => !matches!(c, '<' | '>'),
+                Some((d, Spacing::Joint)) if d == c && (c == '<' || c == '>') => {
+                    matches!(punct(2), Some(('=', _)))
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Calls `f` on every identifier in `ts`.
+fn all_names(ts: TokenStream, f: &mut impl FnMut(&Ident)) {
+    for t in ts {
+        match t {
+            TokenTree::Ident(i) => f(&i),
+            TokenTree::Group(g) => all_names(g.stream(), f),
+            _ => {}
+        }
+    }
+}
+
+/// `a.op_(args);` with `op_` an in-place op of the table and `a` a name:
+/// `a`.
+pub(super) fn inplace_on(stmt: &Stmt) -> Option<&Ident> {
+    let Stmt::Expr(Expr::MethodCall(m), Some(_)) = stmt else {
+        return None;
+    };
+    let inplace = matches!(
+        optable::lookup(&m.method.to_string()).map(|i| i.kind),
+        Some(OpKind::Inplace { .. })
+    );
+    match &*m.receiver {
+        Expr::Path(p) if inplace && m.attrs.is_empty() && p.qself.is_none() => p.path.get_ident(),
+        _ => None,
     }
 }
 

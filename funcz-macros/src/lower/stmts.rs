@@ -42,6 +42,7 @@ impl Lowerer<'_> {
             self.stmt_fresh.push(Vec::new());
             let declared_from = self.scopes.bindings.len();
             let view_let = current::is_view_let(&stmts[k]);
+            let updated = current::inplace_on(&stmts[k]).cloned();
             let run = self.fusion_run(&stmts, k);
             let lowered = if run > 0 {
                 let fused = self.lower_fused(&stmts[k..k + run]);
@@ -60,14 +61,17 @@ impl Lowerer<'_> {
                 self.lower_stmt(stmt)
             };
             self.synced.pop();
-            self.stmt_fresh.pop();
+            let fresh = self.stmt_fresh.pop().unwrap_or_default();
             let mutated = self.stmt_mutated.pop().unwrap_or_default();
-            if let Some(outer) = self.stmt_mutated.last_mut() {
-                outer.extend(mutated);
-            }
             let pre = self.pre.pop().unwrap_or_default();
             self.current_after(&pre, declared_from, false);
             self.current_after(&lowered, declared_from, view_let && run == 0);
+            if run == 0 {
+                self.current_after_update(updated.as_ref(), &fresh, &mutated);
+            }
+            if let Some(outer) = self.stmt_mutated.last_mut() {
+                outer.extend(mutated);
+            }
             out.extend(pre);
             out.extend(lowered);
         }
