@@ -31,15 +31,12 @@ use super::tracked::{Tracked, commit_donated, view, window_begin, window_end};
 /// dereferences to the view).
 pub struct Window<T: Element> {
     view: Tensor<T>,
-    how: How,
-}
-
-enum How {
-    /// The view of a uniquely held root's buffer, and whether a trace is
-    /// recording.
-    Direct(ViewMeta, bool),
-    /// A view with its state, made private if its buffer was shared.
-    Alias(Tracked),
+    /// The view of a uniquely held root's buffer: its op, and whether a
+    /// trace is recording.
+    direct: Option<(ViewMeta, bool)>,
+    /// Otherwise, a view with its state, made private if its buffer was
+    /// shared.
+    state: Option<Tracked>,
 }
 
 impl<T: Element> Deref for Window<T> {
@@ -76,14 +73,16 @@ pub fn window<T: Element>(
     {
         return Window {
             view,
-            how: How::Direct(meta, recording),
+            direct: Some((meta, recording)),
+            state: None,
         };
     }
     let (mut view, state) = view(root, rstate, meta, mode);
     own_alias(root, rstate, &mut view, &state);
     Window {
         view,
-        how: How::Alias(state),
+        direct: None,
+        state: Some(state),
     }
 }
 
@@ -97,8 +96,8 @@ pub fn window_done<T: Element>(
     w: &mut Window<T>,
     mode: Mode,
 ) {
-    match &mut w.how {
-        How::Direct(meta, recording) => window_end(
+    match (&w.direct, &mut w.state) {
+        (Some((meta, recording)), _) => window_end(
             functional,
             root,
             rstate,
@@ -107,7 +106,10 @@ pub fn window_done<T: Element>(
             *recording,
             mode,
         ),
-        How::Alias(state) => commit_donated(op, functional, root, rstate, &mut w.view, state, mode),
+        (None, Some(state)) => {
+            commit_donated(op, functional, root, rstate, &mut w.view, state, mode)
+        }
+        (None, None) => unreachable!("a window is direct or has a state"),
     }
 }
 
