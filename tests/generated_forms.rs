@@ -41,7 +41,7 @@ variants!(two_views, two_views_f, two_views_fv; fn (x: &Tensor) -> Tensor {
     v.mul_(10.0);
     w.add_(1.0);
     let r = &v + &w;
-    r.add_(&b.sum())
+    r.add_(b.sum())
 });
 
 #[test]
@@ -82,10 +82,10 @@ fn elements_of_a_collection_input_updated_in_place() {
 // An argument that reads the receiver (`x.mul_(&x)`-like) keeps the old
 // form: its arguments are evaluated before the update.
 variants!(self_arg, self_arg_f, self_arg_fv; fn (x: &mut Tensor) -> Tensor {
-    x.add_(&x.mean());
+    x.add_(x.mean());
     x.mul_(&*x);
     let v = x.narrow(0, 0, 1);
-    v.sub_(&v.sum());
+    v.sub_(v.sum());
     x.clone()
 });
 
@@ -137,7 +137,7 @@ variants!(stale_views, stale_views_f, stale_views_fv; fn (x: &Tensor, n: usize) 
     let v7 = c.narrow(0, 0, 1);
     c = x.add(2.0);
     let s7 = v7.sum() + c.sum();
-    Tensor::stack(&[s1, s2, s3, s4, s5, s6, s7], 0).add(&b.sum())
+    Tensor::stack(&[s1, s2, s3, s4, s5, s6, s7], 0).add(b.sum())
 });
 
 #[test]
