@@ -149,6 +149,43 @@ pub trait Element:
     fn to_f64(self) -> f64;
     /// Lossy conversion from `f64` (truncates toward zero for integers).
     fn from_f64(v: f64) -> Self;
+    /// The fused ops' functions of this type (see `rt::Fusion`), compiled
+    /// in funcz-runtime.
+    #[doc(hidden)]
+    fn fuse_table() -> &'static crate::rt::FuseTable<Self>;
+    /// `rt::fused_root` for this type, compiled in funcz-runtime.
+    #[doc(hidden)]
+    fn fused_root_impl(
+        root: &mut crate::Tensor<Self>,
+        state: &mut crate::rt::Tracked,
+        f: crate::rt::Fusion<'_, Self>,
+    );
+    /// `rt::fused_value` for this type, compiled in funcz-runtime.
+    #[doc(hidden)]
+    fn fused_value_impl(t: &mut crate::Tensor<Self>, f: crate::rt::Fusion<'_, Self>);
+}
+
+/// The fusion entry points of [`Element`] for `$t`: not generic, so each
+/// is compiled here, once (see `rt::FuseTable`).
+macro_rules! fuse_impls {
+    ($t:ty) => {
+        fn fuse_table() -> &'static crate::rt::FuseTable<$t> {
+            static TABLE: crate::rt::FuseTable<$t> = crate::rt::FuseTable::NEW;
+            &TABLE
+        }
+        #[track_caller]
+        fn fused_root_impl(
+            root: &mut crate::Tensor<$t>,
+            state: &mut crate::rt::Tracked,
+            f: crate::rt::Fusion<'_, $t>,
+        ) {
+            crate::rt::fused_root_any(root, state, f)
+        }
+        #[track_caller]
+        fn fused_value_impl(t: &mut crate::Tensor<$t>, f: crate::rt::Fusion<'_, $t>) {
+            crate::rt::fused_value_any(t, f)
+        }
+    };
 }
 
 /// A floating-point element type: `f32` or `f64`.
@@ -158,7 +195,12 @@ pub trait Element:
 /// fn half<T: FloatElement>(x: T) -> T { x / (T::one() + T::one()) }
 /// assert_eq!(half(3.0f64), 1.5);
 /// ```
-pub trait FloatElement: Element + num_traits::Float {}
+pub trait FloatElement: Element + num_traits::Float {
+    /// The fused floating-point ops' functions of this type (see
+    /// `rt::Fusion`), compiled in funcz-runtime.
+    #[doc(hidden)]
+    fn float_fuse_table() -> &'static crate::rt::FloatFuseTable<Self>;
+}
 
 macro_rules! float_element {
     ($t:ty, $name:literal) => {
@@ -173,8 +215,14 @@ macro_rules! float_element {
             fn from_f64(v: f64) -> Self {
                 v as $t
             }
+            fuse_impls!($t);
         }
-        impl FloatElement for $t {}
+        impl FloatElement for $t {
+            fn float_fuse_table() -> &'static crate::rt::FloatFuseTable<$t> {
+                static TABLE: crate::rt::FloatFuseTable<$t> = crate::rt::FloatFuseTable::NEW;
+                &TABLE
+            }
+        }
         impl NumRaw for $t {
             #[inline]
             fn num_to_raw(self) -> Raw {
@@ -205,6 +253,7 @@ macro_rules! int_element {
             fn from_f64(v: f64) -> Self {
                 v as $t
             }
+            fuse_impls!($t);
         }
         impl NumRaw for $t {
             #[inline]

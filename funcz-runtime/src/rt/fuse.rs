@@ -125,24 +125,28 @@ struct Args<'x, T: Element> {
 }
 
 impl<'x, T: Element> Args<'x, T> {
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn a(&self) -> Val<'x, T> {
         self.step.a.val(self.owned)
     }
 
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn b(&self) -> Val<'x, T> {
         self.step.b.val(self.owned)
     }
 
     /// The step's scalar parameters.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn p(&self) -> &'x Params<T> {
         &self.step.p
     }
 
     /// The first operand as a tensor (`end`, `tensor1`).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn at(&self) -> &'x Tensor<T> {
         match self.a() {
             Val::Tensor(t) => t,
@@ -151,7 +155,8 @@ impl<'x, T: Element> Args<'x, T> {
     }
 
     /// The second operand as a tensor (`tensor2`).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn bt(&self) -> &'x Tensor<T> {
         match self.b() {
             Val::Tensor(t) => t,
@@ -519,6 +524,110 @@ impl<T: FloatElement> Ops<T> {
     };
 }
 
+/// Every op's functions for one element type, as one value: each
+/// [`Element`] type's table is a `static` of funcz-runtime
+/// ([`Element::fuse_table`]), so the ops' generic functions are compiled
+/// there, once, and not again in every crate that builds a [`Fusion`]
+/// (a 1,000-op chain's crate compiled every op's functional, in-place and
+/// block functions for its element type; now it only calls them).
+#[doc(hidden)]
+#[allow(non_snake_case)]
+pub struct FuseTable<T: Element> {
+    ADD: OpFns<T>,
+    SUB: OpFns<T>,
+    MUL: OpFns<T>,
+    DIV: OpFns<T>,
+    ADD_SCALED: OpFns<T>,
+    SUB_SCALED: OpFns<T>,
+    NEG: OpFns<T>,
+    ABS: OpFns<T>,
+    RELU: OpFns<T>,
+    SIGN: OpFns<T>,
+    ZERO: OpFns<T>,
+    FILL: OpFns<T>,
+    CLAMP: OpFns<T>,
+    CLAMP_UNBOUNDED: OpFns<T>,
+    CLAMP_MIN: OpFns<T>,
+    CLAMP_MAX: OpFns<T>,
+}
+
+impl<T: Element> FuseTable<T> {
+    /// The table of `T`.
+    pub const NEW: Self = FuseTable {
+        ADD: Ops::<T>::ADD,
+        SUB: Ops::<T>::SUB,
+        MUL: Ops::<T>::MUL,
+        DIV: Ops::<T>::DIV,
+        ADD_SCALED: Ops::<T>::ADD_SCALED,
+        SUB_SCALED: Ops::<T>::SUB_SCALED,
+        NEG: Ops::<T>::NEG,
+        ABS: Ops::<T>::ABS,
+        RELU: Ops::<T>::RELU,
+        SIGN: Ops::<T>::SIGN,
+        ZERO: Ops::<T>::ZERO,
+        FILL: Ops::<T>::FILL,
+        CLAMP: Ops::<T>::CLAMP,
+        CLAMP_UNBOUNDED: Ops::<T>::CLAMP_UNBOUNDED,
+        CLAMP_MIN: Ops::<T>::CLAMP_MIN,
+        CLAMP_MAX: Ops::<T>::CLAMP_MAX,
+    };
+}
+
+/// [`FuseTable`] for the ops of floating-point types only
+/// ([`FloatElement::float_fuse_table`]).
+#[doc(hidden)]
+#[allow(non_snake_case)]
+pub struct FloatFuseTable<T: FloatElement> {
+    HARDTANH: OpFns<T>,
+    SQRT: OpFns<T>,
+    RSQRT: OpFns<T>,
+    RECIPROCAL: OpFns<T>,
+    EXP: OpFns<T>,
+    LOG: OpFns<T>,
+    SIGMOID: OpFns<T>,
+    TANH: OpFns<T>,
+    SIN: OpFns<T>,
+    COS: OpFns<T>,
+    ERF: OpFns<T>,
+    FLOOR: OpFns<T>,
+    ROUND: OpFns<T>,
+    POW: OpFns<T>,
+    POW_SCALAR: OpFns<T>,
+    ADDCMUL: OpFns<T>,
+    ADDCDIV: OpFns<T>,
+    ADDCMUL1: OpFns<T>,
+    ADDCDIV1: OpFns<T>,
+    LERP: OpFns<T>,
+    LERP_SCALAR: OpFns<T>,
+}
+
+impl<T: FloatElement> FloatFuseTable<T> {
+    /// The table of `T`.
+    pub const NEW: Self = FloatFuseTable {
+        HARDTANH: Ops::<T>::HARDTANH,
+        SQRT: Ops::<T>::SQRT,
+        RSQRT: Ops::<T>::RSQRT,
+        RECIPROCAL: Ops::<T>::RECIPROCAL,
+        EXP: Ops::<T>::EXP,
+        LOG: Ops::<T>::LOG,
+        SIGMOID: Ops::<T>::SIGMOID,
+        TANH: Ops::<T>::TANH,
+        SIN: Ops::<T>::SIN,
+        COS: Ops::<T>::COS,
+        ERF: Ops::<T>::ERF,
+        FLOOR: Ops::<T>::FLOOR,
+        ROUND: Ops::<T>::ROUND,
+        POW: Ops::<T>::POW,
+        POW_SCALAR: Ops::<T>::POW_SCALAR,
+        ADDCMUL: Ops::<T>::ADDCMUL,
+        ADDCDIV: Ops::<T>::ADDCDIV,
+        ADDCMUL1: Ops::<T>::ADDCMUL1,
+        ADDCDIV1: Ops::<T>::ADDCDIV1,
+        LERP: Ops::<T>::LERP,
+        LERP_SCALAR: Ops::<T>::LERP_SCALAR,
+    };
+}
+
 /// One recorded in-place op.
 #[derive(Clone, Copy)]
 struct Step<'a, T: Element> {
@@ -636,7 +745,8 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// rt::fused_value(&mut y, Fusion::new().abs_().sqrt_());
     /// assert_eq!(y.to_vec(), vec![1.0, 2.0f32.sqrt()]);
     /// ```
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn new() -> Self {
         Fusion {
             steps: Vec::with_capacity(FIRST_CAPACITY),
@@ -662,7 +772,8 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// drop(y); // not borrowed
     /// assert_eq!(f.len(), 2);
     /// ```
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn of(like: &Tensor<T>) -> Self {
         let _ = like;
         Fusion::new()
@@ -719,7 +830,8 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// rt::fused_root(&mut y, &mut s, f);
     /// assert_eq!(y.to_vec(), vec![0.0, 3.0]);
     /// ```
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn kernel(mut self, ops: &'a [&'a str], kernel: Kernel<'a, T>) -> Self {
         self.kernel = Some((ops, kernel));
         self
@@ -733,7 +845,8 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn step(
         mut self,
         fns: &'static OpFns<T>,
@@ -748,7 +861,8 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// Stores an operand (an owned one in [`Self::owned`]).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn slot(&mut self, a: Option<FuseArg<'a, T>>) -> Slot<'a, T> {
         match a {
             None => Slot::None,
@@ -762,16 +876,18 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// A step with no operand and no parameter.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn unary(self, fns: &'static OpFns<T>) -> Self {
         self.step(fns, None, None, Params::default())
     }
 
     /// [`Tensor::add_`]: `self += other`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn add_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
-            &Ops::<T>::ADD,
+            &T::fuse_table().ADD,
             Some(other.into_fuse_arg()),
             None,
             Params::default(),
@@ -779,10 +895,11 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::sub_`]: `self -= other`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn sub_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
-            &Ops::<T>::SUB,
+            &T::fuse_table().SUB,
             Some(other.into_fuse_arg()),
             None,
             Params::default(),
@@ -790,10 +907,11 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::mul_`]: `self *= other`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn mul_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
-            &Ops::<T>::MUL,
+            &T::fuse_table().MUL,
             Some(other.into_fuse_arg()),
             None,
             Params::default(),
@@ -802,10 +920,11 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::div_`]: `self /= other` (integer divisions never fuse:
     /// they check their divisor first).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn div_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
-            &Ops::<T>::DIV,
+            &T::fuse_table().DIV,
             Some(other.into_fuse_arg()),
             None,
             Params::default(),
@@ -813,10 +932,11 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::add_scaled_`]: `self += alpha * other`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn add_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
         self.step(
-            &Ops::<T>::ADD_SCALED,
+            &T::fuse_table().ADD_SCALED,
             Some(other.into_fuse_arg()),
             None,
             Params {
@@ -827,10 +947,11 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::sub_scaled_`]: `self -= alpha * other`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn sub_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
         self.step(
-            &Ops::<T>::SUB_SCALED,
+            &T::fuse_table().SUB_SCALED,
             Some(other.into_fuse_arg()),
             None,
             Params {
@@ -841,40 +962,46 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::neg_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn neg_(self) -> Self {
-        self.unary(&Ops::<T>::NEG)
+        self.unary(&T::fuse_table().NEG)
     }
 
     /// [`Tensor::abs_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn abs_(self) -> Self {
-        self.unary(&Ops::<T>::ABS)
+        self.unary(&T::fuse_table().ABS)
     }
 
     /// [`Tensor::relu_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn relu_(self) -> Self {
-        self.unary(&Ops::<T>::RELU)
+        self.unary(&T::fuse_table().RELU)
     }
 
     /// [`Tensor::sign_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn sign_(self) -> Self {
-        self.unary(&Ops::<T>::SIGN)
+        self.unary(&T::fuse_table().SIGN)
     }
 
     /// [`Tensor::zero_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn zero_(self) -> Self {
-        self.unary(&Ops::<T>::ZERO)
+        self.unary(&T::fuse_table().ZERO)
     }
 
     /// [`Tensor::fill_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn fill_(self, value: T) -> Self {
         self.step(
-            &Ops::<T>::FILL,
+            &T::fuse_table().FILL,
             None,
             None,
             Params {
@@ -886,14 +1013,15 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::clamp_`]: either bound may be `None` (both `None` panics
     /// as the op does, when the step runs).
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn clamp_(self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Self {
         let (lo, hi) = (min.into(), max.into());
         self.step(
             if lo.is_some() || hi.is_some() {
-                &Ops::<T>::CLAMP
+                &T::fuse_table().CLAMP
             } else {
-                &Ops::<T>::CLAMP_UNBOUNDED
+                &T::fuse_table().CLAMP_UNBOUNDED
             },
             None,
             None,
@@ -906,10 +1034,11 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::clamp_min_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn clamp_min_(self, min: T) -> Self {
         self.step(
-            &Ops::<T>::CLAMP_MIN,
+            &T::fuse_table().CLAMP_MIN,
             None,
             None,
             Params {
@@ -920,10 +1049,11 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::clamp_max_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn clamp_max_(self, max: T) -> Self {
         self.step(
-            &Ops::<T>::CLAMP_MAX,
+            &T::fuse_table().CLAMP_MAX,
             None,
             None,
             Params {
@@ -936,10 +1066,11 @@ impl<'a, T: Element> Fusion<'a, T> {
 
 impl<'a, T: FloatElement> Fusion<'a, T> {
     /// [`Tensor::hardtanh_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn hardtanh_(self, min_val: T, max_val: T) -> Self {
         self.step(
-            &Ops::<T>::HARDTANH,
+            &T::float_fuse_table().HARDTANH,
             None,
             None,
             Params {
@@ -951,79 +1082,92 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
     }
 
     /// [`Tensor::sqrt_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn sqrt_(self) -> Self {
-        self.unary(&Ops::<T>::SQRT)
+        self.unary(&T::float_fuse_table().SQRT)
     }
 
     /// [`Tensor::rsqrt_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn rsqrt_(self) -> Self {
-        self.unary(&Ops::<T>::RSQRT)
+        self.unary(&T::float_fuse_table().RSQRT)
     }
 
     /// [`Tensor::reciprocal_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn reciprocal_(self) -> Self {
-        self.unary(&Ops::<T>::RECIPROCAL)
+        self.unary(&T::float_fuse_table().RECIPROCAL)
     }
 
     /// [`Tensor::exp_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn exp_(self) -> Self {
-        self.unary(&Ops::<T>::EXP)
+        self.unary(&T::float_fuse_table().EXP)
     }
 
     /// [`Tensor::log_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn log_(self) -> Self {
-        self.unary(&Ops::<T>::LOG)
+        self.unary(&T::float_fuse_table().LOG)
     }
 
     /// [`Tensor::sigmoid_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn sigmoid_(self) -> Self {
-        self.unary(&Ops::<T>::SIGMOID)
+        self.unary(&T::float_fuse_table().SIGMOID)
     }
 
     /// [`Tensor::tanh_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn tanh_(self) -> Self {
-        self.unary(&Ops::<T>::TANH)
+        self.unary(&T::float_fuse_table().TANH)
     }
 
     /// [`Tensor::sin_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn sin_(self) -> Self {
-        self.unary(&Ops::<T>::SIN)
+        self.unary(&T::float_fuse_table().SIN)
     }
 
     /// [`Tensor::cos_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn cos_(self) -> Self {
-        self.unary(&Ops::<T>::COS)
+        self.unary(&T::float_fuse_table().COS)
     }
 
     /// [`Tensor::erf_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn erf_(self) -> Self {
-        self.unary(&Ops::<T>::ERF)
+        self.unary(&T::float_fuse_table().ERF)
     }
 
     /// [`Tensor::floor_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn floor_(self) -> Self {
-        self.unary(&Ops::<T>::FLOOR)
+        self.unary(&T::float_fuse_table().FLOOR)
     }
 
     /// [`Tensor::round_`].
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn round_(self) -> Self {
-        self.unary(&Ops::<T>::ROUND)
+        self.unary(&T::float_fuse_table().ROUND)
     }
 
     /// [`Tensor::pow_`]: a scalar or a tensor exponent.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn pow_(self, exponent: impl IntoFuseArg<'a, T>) -> Self {
         let e = exponent.into_fuse_arg();
         let (p, fns) = match e {
@@ -1032,18 +1176,19 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
                     s0: v,
                     ..Params::default()
                 },
-                &Ops::<T>::POW_SCALAR,
+                &T::float_fuse_table().POW_SCALAR,
             ),
-            _ => (Params::default(), &Ops::<T>::POW),
+            _ => (Params::default(), &T::float_fuse_table().POW),
         };
         self.step(fns, Some(e), None, p)
     }
 
     /// [`Tensor::addcmul_`]: `self += value * tensor1 * tensor2`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn addcmul_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
         self.step(
-            &Ops::<T>::ADDCMUL,
+            &T::float_fuse_table().ADDCMUL,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
             Params {
@@ -1054,10 +1199,11 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
     }
 
     /// [`Tensor::addcdiv_`]: `self += value * tensor1 / tensor2`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn addcdiv_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
         self.step(
-            &Ops::<T>::ADDCDIV,
+            &T::float_fuse_table().ADDCDIV,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
             Params {
@@ -1068,10 +1214,11 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
     }
 
     /// [`Tensor::addcmul1_`]: `self += tensor1 * tensor2`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn addcmul1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
         self.step(
-            &Ops::<T>::ADDCMUL1,
+            &T::float_fuse_table().ADDCMUL1,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
             Params::default(),
@@ -1079,10 +1226,11 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
     }
 
     /// [`Tensor::addcdiv1_`]: `self += tensor1 / tensor2`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn addcdiv1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
         self.step(
-            &Ops::<T>::ADDCDIV1,
+            &T::float_fuse_table().ADDCDIV1,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
             Params::default(),
@@ -1090,7 +1238,8 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
     }
 
     /// [`Tensor::lerp_`]: toward `end` by a scalar or tensor `weight`.
-    #[inline(always)]
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn lerp_(self, end: &'a Tensor<T>, weight: impl IntoFuseArg<'a, T>) -> Self {
         let w = weight.into_fuse_arg();
         let (p, b, fns) = match w {
@@ -1102,9 +1251,9 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
                 // The weight stays the step's second operand for the
                 // unfused ops; the block kernel reads it from `p`.
                 Some(FuseArg::Scalar(v)),
-                &Ops::<T>::LERP_SCALAR,
+                &T::float_fuse_table().LERP_SCALAR,
             ),
-            w => (Params::default(), Some(w), &Ops::<T>::LERP),
+            w => (Params::default(), Some(w), &T::float_fuse_table().LERP),
         };
         self.step(fns, Some(FuseArg::Ref(end)), b, p)
     }
@@ -1143,6 +1292,14 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
 /// ```
 #[track_caller]
 pub fn fused_root<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, f: Fusion<'_, T>) {
+    // Compiled once per element type, in funcz-runtime (see `FuseTable`).
+    T::fused_root_impl(root, state, f)
+}
+
+/// The body of [`fused_root`].
+#[doc(hidden)]
+#[track_caller]
+pub fn fused_root_any<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, f: Fusion<'_, T>) {
     if f.steps.is_empty() {
         return;
     }
@@ -1187,6 +1344,13 @@ pub fn fused_root<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, f: Fusi
 /// ```
 #[track_caller]
 pub fn fused_value<T: Element>(t: &mut Tensor<T>, f: Fusion<'_, T>) {
+    T::fused_value_impl(t, f)
+}
+
+/// The body of [`fused_value`].
+#[doc(hidden)]
+#[track_caller]
+pub fn fused_value_any<T: Element>(t: &mut Tensor<T>, f: Fusion<'_, T>) {
     if f.steps.is_empty() {
         return;
     }

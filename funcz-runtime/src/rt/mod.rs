@@ -36,8 +36,8 @@ pub use chain::{replay, writeback};
 pub use donate::{can_donate, can_donate_alias, can_donate_elem, can_donate_root, donated};
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use fuse::{
-    FuseArg, Fusion, IntoFuseArg, fused_passes, fused_root, fused_value, kernel_blocks,
-    set_min_fused,
+    FloatFuseTable, FuseArg, FuseTable, Fusion, IntoFuseArg, fused_passes, fused_root,
+    fused_root_any, fused_value, fused_value_any, kernel_blocks, set_min_fused,
 };
 pub use fuse_kernel::{FusedOperand, FusedParams, Kernel, fuse_loop, k};
 pub use inputs::{
