@@ -11,7 +11,7 @@
 //! included.
 
 use funcz_runtime::Tensor;
-use funcz_runtime::rt::{FusedOperand, FusedParams, fuse_loop, k};
+use funcz_runtime::rt::{self, FusedOperand, FusedParams, Fusion, fuse_loop, k};
 
 fn values(n: usize, seed: u32) -> Vec<f32> {
     let special = [
@@ -153,9 +153,56 @@ fn check_all() -> usize {
     cases
 }
 
+/// The default thresholds (this thread never calls `set_min_fused`):
+/// a run with a compiled kernel fuses from 2048 elements when the kernel's
+/// AVX2 copy runs, other runs (and kernels on the baseline copy) from 4M.
+/// Returns whether the AVX2 copy is on.
+fn check_default_thresholds() -> bool {
+    let avx2 = cfg!(target_arch = "x86_64")
+        && std::is_x86_feature_detected!("avx2")
+        && std::env::var_os("FUNCZ_NO_AVX2").is_none();
+    for n in [2047, 2048, 5000] {
+        let x = Tensor::from_vec(values(n, 4), &[n]);
+        let want = x.add(1.0).mul(2.0).neg().to_vec();
+        // With a kernel.
+        let mut t = x.mul(1.0);
+        let (passes, blocks) = (rt::fused_passes(), rt::kernel_blocks());
+        let f = Fusion::new().add_(1.0).mul_(2.0).neg_().kernel(
+            &["add_", "mul_", "neg_"],
+            &|x, o, p| {
+                let (p0, p1, p2) = (p[0], p[1], p[2]);
+                fuse_loop::<_, 2>(x, o, |v, [a0, a1]| {
+                    k::neg(k::mul(k::add(v, a0, &p0), a1, &p1), &p2)
+                })
+            },
+        );
+        rt::fused_value(&mut t, f);
+        assert_eq!(bits(&t.to_vec()), bits(&want), "n={n}");
+        let fused = avx2 && n >= 2048;
+        assert_eq!(rt::fused_passes() - passes, u64::from(fused), "n={n}");
+        assert_eq!(rt::kernel_blocks() > blocks, fused, "n={n}");
+        // Without: op by op below 4M elements.
+        let mut t = x.mul(1.0);
+        let passes = rt::fused_passes();
+        rt::fused_value(&mut t, Fusion::new().add_(1.0).mul_(2.0).neg_());
+        assert_eq!(bits(&t.to_vec()), bits(&want), "n={n}");
+        assert_eq!(rt::fused_passes(), passes, "n={n}");
+    }
+    avx2
+}
+
 #[test]
 fn fuse_loop_gives_the_formula_bits() {
     assert_eq!(check_all(), 258 * 4 * 5);
+}
+
+#[test]
+fn kernel_runs_fuse_from_2048_elements_on_the_avx2_copy() {
+    let avx2 = check_default_thresholds();
+    #[cfg(target_arch = "x86_64")]
+    if std::env::var_os("FUNCZ_NO_AVX2").is_none() {
+        assert_eq!(avx2, std::is_x86_feature_detected!("avx2"));
+    }
 }
 
 /// Run by `baseline_copy_gives_the_same_bits` in a child process.
@@ -163,6 +210,7 @@ fn fuse_loop_gives_the_formula_bits() {
 fn child_checks_the_baseline_copy() {
     if std::env::var_os("FUNCZ_FUSE_LOOP_CHILD").is_some() {
         let cases = check_all();
+        assert!(!check_default_thresholds(), "the baseline copy runs");
         println!("FUNCZ_FUSE_LOOP_CHILD ran {cases} cases");
     }
 }
