@@ -56,11 +56,11 @@ fn detect() -> bool {
 /// baseline (128-bit) copy even on a CPU with AVX2. Measured on this
 /// project's AMD Zen 4 machine (BENCHMARKS.md, "Kernels and fused chains
 /// (h-kern2)"), one thread, data far larger than the 32 MiB L3: `x += w`
-/// on 16M `f32` (three streams from and to DRAM) takes 6-9% less time with
+/// on 16M `f32` (three streams from and to DRAM) takes 4-11% less time with
 /// 128-bit loads and stores than with 256-bit ones (hand-written loops with
 /// 1-8 vectors per iteration alike; AVX-512 is slower still, and
 /// non-temporal stores or software prefetching slower again), `x *= s`
-/// 4-5% less; at 8M elements (32 MiB) and below the 256-bit loops are as
+/// 4-6% less; at 8M elements (32 MiB) and below the 256-bit loops are about as
 /// fast or faster (`x *= s` at 4M: 0.6x the time). The four-stream
 /// `addcmul_` stays faster with 256 bits at every size, so
 /// [`zip3_mut`] has no such cut-off.
