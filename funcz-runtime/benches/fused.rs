@@ -7,8 +7,17 @@
 //! - the 10-op chain of `benches/functionalize.rs` (`mul_ 1.01, add_ w,
 //!   sub_ 0.5, relu_, div_ 1.01, sub_ w, add_ 0.5, clamp_ -1000..1000,
 //!   abs_, neg_`) at 1K, 64K, 1M and 16M elements;
+//! - a run of selects only, `relu_`, `clamp_max_(6)`, `clamp_min_(0.5)`,
+//!   on 1M elements (its result is its own element on some path: the row
+//!   shows whether the kernel's AVX2 copy stores it with a slow masked
+//!   store);
 //! - a layer-norm tail `y.div_(&col).mul_(&w).add_(&b)` on 1024×1024
 //!   (`col` is `[1024, 1]`, `w` and `b` are `[1024]`).
+//!
+//! Each kernel runs four ways: op by op, `fused_root` without a kernel
+//! (the blocked per-step pass), `fused_root` with the kernel the macro
+//! writes (`kernel`, through `rt::fuse_loop`: its AVX2 copy on a CPU with
+//! AVX2, the baseline one with `FUNCZ_NO_AVX2=1`), and ndarray.
 //!
 //! The three versions are first checked to compute the same bits. Then
 //! each is timed as the minimum over rounds, the three interleaved in
@@ -135,6 +144,59 @@ fn chain_elem(x: f32, w: f32) -> f32 {
 
 fn chain_nd(x: &mut Array1<f32>, w: &Array1<f32>) {
     Zip::from(x).and(w).for_each(|x, &w| *x = chain_elem(*x, w));
+}
+
+// ---- a run of selects only (relu6 between bounds) ----
+//
+// Each step may return its element unchanged, so the run's result is the
+// element itself on some path: with AVX enabled, LLVM may store such a
+// result with a masked store, several times slower than a plain one on
+// AMD Zen (BENCHMARKS.md, "Wider kernels"). This row shows whether the
+// kernel's AVX2 copy fell into it.
+
+fn relu6_op_by_op(x: &Tensor) {
+    let mut y = rt::input(x);
+    let mut s = Tracked::input(&y);
+    upd!(y, s, relu_, relu());
+    upd!(y, s, clamp_max_, clamp_max(6.0));
+    upd!(y, s, clamp_min_, clamp_min(0.5));
+    rt::write_back(x, &y);
+}
+
+fn relu6_fused(x: &Tensor) {
+    let mut y = rt::input(x);
+    let mut s = Tracked::input(&y);
+    rt::fused_root(
+        &mut y,
+        &mut s,
+        Fusion::new().relu_().clamp_max_(6.0).clamp_min_(0.5),
+    );
+    rt::write_back(x, &y);
+}
+
+fn relu6_kernel(x: &Tensor) {
+    let mut y = rt::input(x);
+    let mut s = Tracked::input(&y);
+    let f = Fusion::new()
+        .relu_()
+        .clamp_max_(6.0)
+        .clamp_min_(0.5)
+        .kernel(&["relu_", "clamp_max_", "clamp_min_"], &|x, o, p| {
+            let [p0, p1, p2] = [p[0], p[1], p[2]];
+            fuse_loop::<_, 0>(x, o, |v, []| {
+                k::clamp_min(k::clamp_max(k::relu(v, &p0), &p1), &p2)
+            })
+        });
+    rt::fused_root(&mut y, &mut s, f);
+    rt::write_back(x, &y);
+}
+
+fn relu6_nd(x: &mut Array1<f32>) {
+    x.map_inplace(|v| {
+        let y = if *v < 0.0 { 0.0 } else { *v };
+        let y = if y > 6.0 { 6.0 } else { y };
+        *v = if y < 0.5 { 0.5 } else { y };
+    });
 }
 
 // ---- the layer-norm tail ----
@@ -275,6 +337,31 @@ fn main() {
         );
         report(&format!("chain {name}"), r);
     }
+
+    let (n, rounds, iters) = if full { (1 << 20, 20, 4) } else { (1000, 1, 1) };
+    let x0 = Tensor::randn(&[n], 7).mul(4.0);
+    let (xa, xb, xk) = (x0.clone(), x0.clone(), x0.clone());
+    let mut xn = Array1::from(x0.to_vec());
+    relu6_op_by_op(&xa);
+    let before = rt::fused_passes();
+    relu6_fused(&xb);
+    relu6_kernel(&xk);
+    assert_eq!(rt::fused_passes(), before + 2, "relu6: one pass");
+    relu6_nd(&mut xn);
+    assert_eq!(bits(&xa.to_vec()), bits(&xb.to_vec()), "relu6");
+    assert_eq!(bits(&xa.to_vec()), bits(&xk.to_vec()), "relu6");
+    assert_eq!(bits(&xa.to_vec()), bits(xn.as_slice().unwrap()), "relu6");
+    let r = compare3(
+        rounds,
+        iters,
+        &mut [
+            &mut || relu6_op_by_op(black_box(&xa)),
+            &mut || relu6_fused(black_box(&xb)),
+            &mut || relu6_kernel(black_box(&xk)),
+            &mut || relu6_nd(black_box(&mut xn)),
+        ],
+    );
+    report("relu6 run 1M", r);
 
     let (rows, cols, rounds, iters) = if full {
         (1024, 1024, 20, 4)

@@ -20,7 +20,7 @@ use crate::tensor::Tensor;
 
 use super::operand::OperandRef;
 
-mod wide;
+pub(crate) mod wide;
 
 /// The `W` argument of the kernels: the contiguous loops may run their
 /// AVX2 copy ([`wide`]).

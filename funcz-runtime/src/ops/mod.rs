@@ -26,7 +26,7 @@ mod elementwise;
 pub(crate) mod fused;
 mod indexed;
 mod inplace;
-mod kernel;
+pub(crate) mod kernel;
 mod mask;
 mod matmul;
 mod operand;

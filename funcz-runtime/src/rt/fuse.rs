@@ -1417,44 +1417,75 @@ pub fn fused_passes() -> u64 {
     PASSES.with(Cell::get)
 }
 
-/// The cheap checks of the fast path: a float value of at least the
-/// thread's [`set_min_fused`] elements, no trace recording, every step
-/// with a block kernel. The first two come first: small values (which run
-/// op by op) pay for nothing else.
+/// The cheap checks of the fast path: a float value of at least
+/// [`min_fused`] elements, no trace recording, every step with a block
+/// kernel. The first two come first: small values (which run op by op)
+/// pay for nothing else.
 #[inline]
 fn fusable<T: Element>(f: &Fusion<'_, T>, root: &Tensor<T>) -> bool {
     let n = root.numel();
     T::IS_FLOAT
         && n != 0
-        && n >= MIN_FUSED.with(Cell::get)
+        && n >= min_fused(f)
         && !crate::trace::is_recording()
         && f.steps().all(|s| s.fns.block.is_some())
 }
 
+/// The [`set_min_fused`] setting that means "the defaults".
+const AUTO: usize = usize::MAX - 1;
+
 thread_local! {
-    /// Values smaller than this run op by op: up to about the size of the
-    /// last-level cache, one (vectorized) pass per op costs no more than
-    /// one fused pass, and the op-by-op path allocates nothing. Measured
-    /// (BENCHMARKS.md, "Fusion threshold"): with the elementwise kernels'
-    /// AVX2 copies, fusing the bench's 10-op chain from 2048 elements made
-    /// 64K and 1M values 1.2-1.55x slower than the original; from 4M
-    /// elements (16 MiB of `f32`) they are at 1.00-1.02x, and 16M values
-    /// still fuse (0.39-0.72x the original).
+    /// The thread's [`set_min_fused`] setting ([`AUTO`] unless set).
     static MIN_FUSED: Cell<usize> = Cell::new(default_min_fused());
 }
 
-/// The default of [`set_min_fused`]: 4M elements, or the value of the
+/// Runs with a compiled kernel ([`Fusion::kernel`]) fuse from this many
+/// elements when the kernel's AVX2 copy runs (`rt::fuse_loop`): then one
+/// pass is faster than one (AVX2) pass per op from L2-sized values up.
+/// Measured (BENCHMARKS.md, "Kernels and fused chains (h-kern2)"): the
+/// root bench's 10-op chains at 64K and 1M elements went from 0.99-1.02x
+/// the original to 0.69-0.84x, layer norm 1024² from 0.98x to 0.90-0.92x;
+/// values under 2048 elements stay op by op (allocation-free).
+const KERNEL_MIN_FUSED: usize = 2048;
+
+/// Other runs (no kernel, or the kernel's baseline copy) fuse from this
+/// many elements (16 MiB of `f32`): up to about the size of the
+/// last-level cache one (vectorized) pass per op costs no more than one
+/// blocked or baseline-compiled fused pass, and the op-by-op path
+/// allocates nothing (BENCHMARKS.md, "Fusion threshold": fusing the 10-op
+/// chain from 2048 elements made 64K and 1M values 1.2-1.55x slower than
+/// the original; from 4M elements they are at 1.00-1.02x, and 16M values
+/// still fuse, 0.39-0.72x the original).
+const BLOCKED_MIN_FUSED: usize = 1 << 22;
+
+/// The fewest elements `f` fuses at: the thread's [`set_min_fused`]
+/// setting, or by default [`KERNEL_MIN_FUSED`] for a run with a compiled
+/// kernel whose AVX2 copy runs and [`BLOCKED_MIN_FUSED`] otherwise.
+#[inline]
+fn min_fused<T: Element>(f: &Fusion<'_, T>) -> usize {
+    match MIN_FUSED.with(Cell::get) {
+        AUTO if f.kernel.is_some() && crate::ops::kernel::wide::avx2() => KERNEL_MIN_FUSED,
+        AUTO => BLOCKED_MIN_FUSED,
+        m => m,
+    }
+}
+
+/// The thread's initial [`set_min_fused`] setting: the value of the
 /// environment variable `FUNCZ_MIN_FUSED` (read when a thread first fuses;
-/// for measuring where one pass starts to pay on a machine).
+/// for measuring where one pass starts to pay on a machine), or the
+/// defaults.
 fn default_min_fused() -> usize {
     std::env::var("FUNCZ_MIN_FUSED")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1 << 22)
+        .unwrap_or(AUTO)
 }
 
-/// Sets the smallest number of elements this thread fuses (default 4M)
-/// and returns the previous one: tests fuse small values with 0.
+/// Sets the smallest number of elements this thread fuses and returns the
+/// previous setting (pass it back to restore it): tests fuse small values
+/// with 0 and never fuse with `usize::MAX`. By default runs with a
+/// compiled kernel fuse from 2048 elements when its AVX2 copy runs, and
+/// other runs from 4M elements.
 #[doc(hidden)]
 pub fn set_min_fused(n: usize) -> usize {
     MIN_FUSED.with(|m| m.replace(n))
@@ -1580,7 +1611,7 @@ impl<'g, T: Element> Src<'g, T> {
 fn fused_pass<T: Element>(root: &Tensor<T>, f: &Fusion<'_, T>) -> bool {
     let shape = root.shape();
     let n = root.numel();
-    if n == 0 || n < MIN_FUSED.with(Cell::get) || !root.is_contiguous() || root.layout.offset != 0 {
+    if n == 0 || n < min_fused(f) || !root.is_contiguous() || root.layout.offset != 0 {
         return false;
     }
     let steps = f.steps();

@@ -53,16 +53,69 @@ pub fn fuse_loop<T: Element, const N: usize>(
         o.len()
     );
     let n = x.len();
-    let mut fill = [[T::zero(); CHUNK]; N];
-    for (k, op) in o.iter().enumerate() {
+    for op in o {
         match *op {
-            FusedOperand::Scalar(v) => fill[k] = [v; CHUNK],
+            FusedOperand::Scalar(_) => {}
             FusedOperand::Slice(s) => assert!(
                 s.len() >= n,
                 "funcz: internal: a fused operand of {} elements for a block of {n}",
                 s.len()
             ),
             FusedOperand::None => panic!("funcz: internal: a fused kernel given no operand"),
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::ops::kernel::wide::avx2() {
+        // SAFETY: `avx2()` is true only if the running CPU supports AVX2
+        // (`is_x86_feature_detected!`), the one requirement of the call.
+        return unsafe { chunks_avx2(x, o, &f) };
+    }
+    chunks(x, o, &f)
+}
+
+/// [`chunks`] compiled with AVX2 enabled (8 `f32` lanes). It is
+/// monomorphized in the crate of the kernel's closure, which the compiler
+/// inlines into it (a function without target features may be inlined into
+/// one with more). No FMA: the bits are those of the baseline copy.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn chunks_avx2<T: Element, const N: usize>(
+    x: &mut [T],
+    o: &[FusedOperand<'_, T>],
+    f: &impl Fn(T, [T; N]) -> T,
+) {
+    chunks(x, o, f)
+}
+
+/// The loop of [`fuse_loop`] (operands checked): chunks of [`CHUNK`]
+/// elements, then the rest one by one. (Running the elements before the
+/// first 32-byte boundary separately, as the single ops' AVX2 loops do,
+/// made the bench's chain 5-10% slower here.)
+///
+/// Each chunk stores `f`'s result in place. A kernel whose result is its
+/// own element on some path (a run of `relu_`/`clamp_*` steps only) could
+/// in principle be compiled to a masked store with AVX, 6-8x slower on AMD
+/// Zen (see `ops::kernel::wide`); the `relu6 run` row of `benches/fused.rs`
+/// checks it is not (computing into a local chunk and copying it back
+/// avoids the hazard for sure but cost the chain about 35%).
+#[inline(always)]
+fn chunks<T: Element, const N: usize>(
+    x: &mut [T],
+    o: &[FusedOperand<'_, T>],
+    f: &impl Fn(T, [T; N]) -> T,
+) {
+    let n = x.len();
+    let at = |i: usize| -> [T; N] {
+        std::array::from_fn(|k| match o[k] {
+            FusedOperand::Slice(d) => d[i],
+            FusedOperand::Scalar(v) => v,
+            FusedOperand::None => T::zero(),
+        })
+    };
+    let mut fill = [[T::zero(); CHUNK]; N];
+    for (k, op) in o.iter().enumerate() {
+        if let FusedOperand::Scalar(v) = *op {
+            fill[k] = [v; CHUNK];
         }
     }
     let fill = &fill;
@@ -85,13 +138,7 @@ pub fn fuse_loop<T: Element, const N: usize>(
         s += CHUNK;
     }
     for (i, v) in x.iter_mut().enumerate().skip(s) {
-        *v = f(
-            *v,
-            std::array::from_fn(|k| match o[k] {
-                FusedOperand::Slice(d) => d[i],
-                _ => fill[k][0],
-            }),
-        );
+        *v = f(*v, at(i));
     }
 }
 

@@ -52,6 +52,28 @@ fn detect() -> bool {
     on
 }
 
+/// In-place loops over at least this many bytes of destination run the
+/// baseline (128-bit) copy even on a CPU with AVX2. Measured on this
+/// project's AMD Zen 4 machine (BENCHMARKS.md, "Kernels and fused chains
+/// (h-kern2)"), one thread, data far larger than the 32 MiB L3: `x += w`
+/// on 16M `f32` (three streams from and to DRAM) takes 4-11% less time with
+/// 128-bit loads and stores than with 256-bit ones (hand-written loops with
+/// 1-8 vectors per iteration alike; AVX-512 is slower still, and
+/// non-temporal stores or software prefetching slower again), `x *= s`
+/// 4-6% less; at 8M elements (32 MiB) and below the 256-bit loops are about as
+/// fast or faster (`x *= s` at 4M: 0.6x the time). The four-stream
+/// `addcmul_` stays faster with 256 bits at every size, so
+/// [`zip3_mut`] has no such cut-off.
+#[cfg(target_arch = "x86_64")]
+const WIDE_MAX_BYTES: usize = 48 << 20;
+
+/// True if an in-place loop over `len` elements of `T` runs the AVX2 copy.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn wide_in_place<T>(len: usize) -> bool {
+    len.saturating_mul(std::mem::size_of::<T>()) < WIDE_MAX_BYTES && avx2()
+}
+
 // ---- the loop bodies (inlined into both copies) ----
 
 #[inline(always)]
@@ -185,11 +207,12 @@ mod avx2 {
 
 // ---- dispatch: `W = false` is the baseline loop only ----
 
-/// `x = f(x)` for every element of `d`.
+/// `x = f(x)` for every element of `d` (the AVX2 copy below
+/// [`WIDE_MAX_BYTES`] of `d`).
 #[inline(always)]
 pub(crate) fn map_mut<T: Copy, F: Fn(T) -> T, const W: bool>(d: &mut [T], f: &F) {
     #[cfg(target_arch = "x86_64")]
-    if W && avx2() {
+    if W && wide_in_place::<T>(d.len()) {
         // SAFETY: `avx2()` is true only if the running CPU supports AVX2
         // (`is_x86_feature_detected!`), the one requirement of the call.
         return unsafe { avx2::map_mut(d, f) };
@@ -198,11 +221,12 @@ pub(crate) fn map_mut<T: Copy, F: Fn(T) -> T, const W: bool>(d: &mut [T], f: &F)
 }
 
 /// `x = f(x, y)` for `x` in `d` and `y` the element of `s` at the same
-/// index (`s` at least as long as `d`).
+/// index (`s` at least as long as `d`; the AVX2 copy below
+/// [`WIDE_MAX_BYTES`] of `d`).
 #[inline(always)]
 pub(crate) fn zip_mut<T: Copy, F: Fn(T, T) -> T, const W: bool>(d: &mut [T], s: &[T], f: &F) {
     #[cfg(target_arch = "x86_64")]
-    if W && avx2() {
+    if W && wide_in_place::<T>(d.len()) {
         // SAFETY: as in `map_mut`: the CPU supports AVX2.
         return unsafe { avx2::zip_mut(d, s, f) };
     }
@@ -460,6 +484,36 @@ mod tests {
             map_push::<i64, _, true>(&mut out, &a, &|x: i64| x.wrapping_abs());
             assert_eq!(out, want, "n={n}");
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn large_in_place_loops_run_the_baseline_copy() {
+        let mb = 1 << 20;
+        assert!(!wide_in_place::<f32>(48 * mb / 4));
+        assert!(!wide_in_place::<f64>(6 * mb));
+        assert!(!wide_in_place::<u8>(usize::MAX));
+        assert_eq!(wide_in_place::<f32>(48 * mb / 4 - 1), avx2());
+        assert_eq!(wide_in_place::<f32>(0), avx2());
+        // Same bits either way, on a destination just above the cut-off.
+        let n = 48 * mb / 4 + 9;
+        let a: Vec<f32> = (0..n).map(|i| (i % 1013) as f32 * 0.37 - 100.0).collect();
+        let b: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 1e-3).collect();
+        let mut d = a.clone();
+        zip_mut::<f32, _, true>(&mut d, &b, &|x, y| x / 1.01 + y);
+        assert!(
+            d.iter()
+                .zip(&a)
+                .zip(&b)
+                .all(|((d, &x), &y)| d.to_bits() == (x / 1.01 + y).to_bits())
+        );
+        let mut d = a.clone();
+        map_mut::<f32, _, true>(&mut d, &|x| x * 1.01);
+        assert!(
+            d.iter()
+                .zip(&a)
+                .all(|(d, &x)| d.to_bits() == (x * 1.01).to_bits())
+        );
     }
 
     /// Run by `no_avx2_env_forces_the_baseline_loops` in a child process.
