@@ -126,27 +126,27 @@ struct Args<'x, T: Element> {
 
 impl<'x, T: Element> Args<'x, T> {
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     fn a(&self) -> Val<'x, T> {
         self.step.a.val(self.owned)
     }
 
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     fn b(&self) -> Val<'x, T> {
         self.step.b.val(self.owned)
     }
 
     /// The step's scalar parameters.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     fn p(&self) -> &'x Params<T> {
         &self.step.p
     }
 
     /// The first operand as a tensor (`end`, `tensor1`).
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     fn at(&self) -> &'x Tensor<T> {
         match self.a() {
             Val::Tensor(t) => t,
@@ -156,7 +156,7 @@ impl<'x, T: Element> Args<'x, T> {
 
     /// The second operand as a tensor (`tensor2`).
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     fn bt(&self) -> &'x Tensor<T> {
         match self.b() {
             Val::Tensor(t) => t,
@@ -746,7 +746,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// assert_eq!(y.to_vec(), vec![1.0, 2.0f32.sqrt()]);
     /// ```
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn new() -> Self {
         Fusion {
             steps: Vec::with_capacity(FIRST_CAPACITY),
@@ -773,7 +773,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// assert_eq!(f.len(), 2);
     /// ```
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn of(like: &Tensor<T>) -> Self {
         let _ = like;
         Fusion::new()
@@ -831,7 +831,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// assert_eq!(y.to_vec(), vec![0.0, 3.0]);
     /// ```
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn kernel(mut self, ops: &'a [&'a str], kernel: Kernel<'a, T>) -> Self {
         self.kernel = Some((ops, kernel));
         self
@@ -877,14 +877,14 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// A step with no operand and no parameter.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     fn unary(self, fns: &'static OpFns<T>) -> Self {
         self.step(fns, None, None, Params::default())
     }
 
     /// [`Tensor::add_`]: `self += other`.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn add_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
             &T::fuse_table().ADD,
@@ -896,7 +896,7 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::sub_`]: `self -= other`.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn sub_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
             &T::fuse_table().SUB,
@@ -908,7 +908,7 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::mul_`]: `self *= other`.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn mul_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
             &T::fuse_table().MUL,
@@ -921,7 +921,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// [`Tensor::div_`]: `self /= other` (integer divisions never fuse:
     /// they check their divisor first).
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn div_(self, other: impl IntoFuseArg<'a, T>) -> Self {
         self.step(
             &T::fuse_table().DIV,
@@ -933,7 +933,7 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::add_scaled_`]: `self += alpha * other`.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn add_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
         self.step(
             &T::fuse_table().ADD_SCALED,
@@ -948,7 +948,7 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::sub_scaled_`]: `self -= alpha * other`.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn sub_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
         self.step(
             &T::fuse_table().SUB_SCALED,
@@ -963,42 +963,42 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::neg_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn neg_(self) -> Self {
         self.unary(&T::fuse_table().NEG)
     }
 
     /// [`Tensor::abs_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn abs_(self) -> Self {
         self.unary(&T::fuse_table().ABS)
     }
 
     /// [`Tensor::relu_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn relu_(self) -> Self {
         self.unary(&T::fuse_table().RELU)
     }
 
     /// [`Tensor::sign_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn sign_(self) -> Self {
         self.unary(&T::fuse_table().SIGN)
     }
 
     /// [`Tensor::zero_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn zero_(self) -> Self {
         self.unary(&T::fuse_table().ZERO)
     }
 
     /// [`Tensor::fill_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn fill_(self, value: T) -> Self {
         self.step(
             &T::fuse_table().FILL,
@@ -1014,7 +1014,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// [`Tensor::clamp_`]: either bound may be `None` (both `None` panics
     /// as the op does, when the step runs).
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn clamp_(self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Self {
         let (lo, hi) = (min.into(), max.into());
         self.step(
@@ -1035,7 +1035,7 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::clamp_min_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn clamp_min_(self, min: T) -> Self {
         self.step(
             &T::fuse_table().CLAMP_MIN,
@@ -1050,7 +1050,7 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::clamp_max_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn clamp_max_(self, max: T) -> Self {
         self.step(
             &T::fuse_table().CLAMP_MAX,
@@ -1067,7 +1067,7 @@ impl<'a, T: Element> Fusion<'a, T> {
 impl<'a, T: FloatElement> Fusion<'a, T> {
     /// [`Tensor::hardtanh_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn hardtanh_(self, min_val: T, max_val: T) -> Self {
         self.step(
             &T::float_fuse_table().HARDTANH,
@@ -1083,91 +1083,91 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
 
     /// [`Tensor::sqrt_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn sqrt_(self) -> Self {
         self.unary(&T::float_fuse_table().SQRT)
     }
 
     /// [`Tensor::rsqrt_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn rsqrt_(self) -> Self {
         self.unary(&T::float_fuse_table().RSQRT)
     }
 
     /// [`Tensor::reciprocal_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn reciprocal_(self) -> Self {
         self.unary(&T::float_fuse_table().RECIPROCAL)
     }
 
     /// [`Tensor::exp_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn exp_(self) -> Self {
         self.unary(&T::float_fuse_table().EXP)
     }
 
     /// [`Tensor::log_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn log_(self) -> Self {
         self.unary(&T::float_fuse_table().LOG)
     }
 
     /// [`Tensor::sigmoid_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn sigmoid_(self) -> Self {
         self.unary(&T::float_fuse_table().SIGMOID)
     }
 
     /// [`Tensor::tanh_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn tanh_(self) -> Self {
         self.unary(&T::float_fuse_table().TANH)
     }
 
     /// [`Tensor::sin_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn sin_(self) -> Self {
         self.unary(&T::float_fuse_table().SIN)
     }
 
     /// [`Tensor::cos_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn cos_(self) -> Self {
         self.unary(&T::float_fuse_table().COS)
     }
 
     /// [`Tensor::erf_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn erf_(self) -> Self {
         self.unary(&T::float_fuse_table().ERF)
     }
 
     /// [`Tensor::floor_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn floor_(self) -> Self {
         self.unary(&T::float_fuse_table().FLOOR)
     }
 
     /// [`Tensor::round_`].
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn round_(self) -> Self {
         self.unary(&T::float_fuse_table().ROUND)
     }
 
     /// [`Tensor::pow_`]: a scalar or a tensor exponent.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn pow_(self, exponent: impl IntoFuseArg<'a, T>) -> Self {
         let e = exponent.into_fuse_arg();
         let (p, fns) = match e {
@@ -1185,7 +1185,7 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
 
     /// [`Tensor::addcmul_`]: `self += value * tensor1 * tensor2`.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn addcmul_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
         self.step(
             &T::float_fuse_table().ADDCMUL,
@@ -1200,7 +1200,7 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
 
     /// [`Tensor::addcdiv_`]: `self += value * tensor1 / tensor2`.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn addcdiv_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
         self.step(
             &T::float_fuse_table().ADDCDIV,
@@ -1215,7 +1215,7 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
 
     /// [`Tensor::addcmul1_`]: `self += tensor1 * tensor2`.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn addcmul1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
         self.step(
             &T::float_fuse_table().ADDCMUL1,
@@ -1227,7 +1227,7 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
 
     /// [`Tensor::addcdiv1_`]: `self += tensor1 / tensor2`.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn addcdiv1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
         self.step(
             &T::float_fuse_table().ADDCDIV1,
@@ -1239,7 +1239,7 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
 
     /// [`Tensor::lerp_`]: toward `end` by a scalar or tensor `weight`.
     #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(not(debug_assertions), inline)]
     pub fn lerp_(self, end: &'a Tensor<T>, weight: impl IntoFuseArg<'a, T>) -> Self {
         let w = weight.into_fuse_arg();
         let (p, b, fns) = match w {
