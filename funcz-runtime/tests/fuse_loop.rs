@@ -13,42 +13,10 @@
 use funcz_runtime::Tensor;
 use funcz_runtime::rt::{self, FusedOperand, FusedParams, Fusion, fuse_loop, k};
 
-fn values(n: usize, seed: u32) -> Vec<f32> {
-    let special = [
-        0.0,
-        -0.0,
-        1.0,
-        -1.5,
-        f32::MIN_POSITIVE / 4.0,
-        -f32::MIN_POSITIVE / 3.0,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        -f32::NAN,
-        f32::from_bits(0x7fc0_1234),
-        f32::from_bits(0xffc0_0777),
-        f32::MAX,
-        -f32::MAX,
-        1e-30,
-        3.0e7,
-    ];
-    (0..n as u32)
-        .map(|i| {
-            let k = i
-                .wrapping_mul(2_654_435_761)
-                .wrapping_add(seed.wrapping_mul(97));
-            if k % 3 == 0 {
-                special[(k / 3) as usize % special.len()]
-            } else {
-                (k % 20_011) as f32 * 0.013 - 130.0
-            }
-        })
-        .collect()
-}
+#[path = "../src/ops/kernel/float_corners.rs"]
+mod float_corners;
 
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
-}
+use float_corners::{bits, values};
 
 /// The bench's ten-op chain as `#[functionalize]` compiles it (six
 /// operands), per element.

@@ -296,48 +296,17 @@ pub(crate) fn zip3_push<T: Copy, F: Fn(T, T, T) -> T, const W: bool>(
     zip3_push_body(out, a, b, c, f)
 }
 
+// Values with every float corner, shared with the integration tests
+// (`tests/wide_kernels.rs`, `tests/fuse_loop.rs`).
+#[cfg(test)]
+#[path = "float_corners.rs"]
+mod float_corners;
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Values that exercise every float corner: signed zeros, subnormals,
-    /// infinities, NaNs (quiet, negative, with payload), huge and tiny.
-    fn values(n: usize, seed: u32) -> Vec<f32> {
-        let special = [
-            0.0,
-            -0.0,
-            1.0,
-            -1.5,
-            f32::MIN_POSITIVE / 4.0,
-            -f32::MIN_POSITIVE / 3.0,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NAN,
-            -f32::NAN,
-            f32::from_bits(0x7fc0_1234),
-            f32::MAX,
-            -f32::MAX,
-            1e-30,
-            3.0e7,
-            0.1,
-        ];
-        (0..n as u32)
-            .map(|i| {
-                let k = i
-                    .wrapping_mul(2_654_435_761)
-                    .wrapping_add(seed.wrapping_mul(97));
-                if k % 3 == 0 {
-                    special[(k / 3) as usize % special.len()]
-                } else {
-                    (k % 20_011) as f32 * 0.013 - 130.0
-                }
-            })
-            .collect()
-    }
-
-    fn bits(v: &[f32]) -> Vec<u32> {
-        v.iter().map(|x| x.to_bits()).collect()
-    }
+    use super::float_corners::{bits, values};
 
     /// Lengths around the vector widths (4, 8) and unroll factors.
     const LENS: [usize; 11] = [0, 1, 3, 7, 8, 9, 31, 63, 64, 65, 257];
