@@ -132,7 +132,7 @@ impl Lowerer<'_> {
         match kernel {
             // `FUNCZ_KERNELS_IN_DEBUG` (set for this workspace's own
             // builds): in every build, so that the tests run them.
-            Some(k) if std::env::var_os("FUNCZ_KERNELS_IN_DEBUG").is_some() => {
+            Some(k) if kernels_in_debug() => {
                 pq!(#rt::fused_root(&mut #v, &mut #s, #rt::Fusion::new() #calls.kernel #k);)
             }
             // The compiled kernel only where the code is optimized (it is
@@ -194,6 +194,24 @@ fn kernel(run: &[Stmt]) -> Option<TokenStream> {
         #params
         #rt::fuse_loop::<_, #n>(#x, #o, |#e, [#(#operands),*]| { #body #e })
     })))
+}
+
+/// Whether compiled kernels are emitted for debug builds too
+/// (`FUNCZ_KERNELS_IN_DEBUG`, which this workspace's builds set so that
+/// the tests run them; the unit tests of the user-facing form turn it off
+/// for their thread).
+fn kernels_in_debug() -> bool {
+    #[cfg(test)]
+    if NO_KERNELS_IN_DEBUG.with(std::cell::Cell::get) {
+        return false;
+    }
+    std::env::var_os("FUNCZ_KERNELS_IN_DEBUG").is_some()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Set by a test to expand as a user's build does.
+    pub(crate) static NO_KERNELS_IN_DEBUG: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The fewest ops of a run compiled into a kernel.

@@ -593,6 +593,13 @@ mod stmts;
 mod target;
 
 pub(crate) use current::without_closures;
+
+/// Makes this thread expand fused runs as a user's build does (see
+/// `fuse::kernels_in_debug`).
+#[cfg(test)]
+pub(crate) fn fuse_no_kernels_in_debug(on: bool) {
+    fuse::NO_KERNELS_IN_DEBUG.with(|c| c.set(on));
+}
 pub(crate) use resolve::{Receiver, Resolve};
 
 /// The name a `let` pattern binds, if it binds one name (`x`, `x: T`).

@@ -80,3 +80,24 @@ snap!(
     "",
     "fn apply(&self, x: &Tensor) -> Tensor { x.mul_(self.scale); x.relu_(); x.sum() }"
 );
+
+/// A fused run of three ops as a user's build sees it (without this
+/// workspace's `FUNCZ_KERNELS_IN_DEBUG`): the compiled kernel only under
+/// `cfg(not(debug_assertions))`, the plain run otherwise.
+#[test]
+fn fused_kernel_only_in_optimized_builds() {
+    crate::lower::fuse_no_kernels_in_debug(true);
+    let out = expand_pretty(
+        "",
+        "fn f(x: &mut Tensor, w: &Tensor) { x.mul_(2.0).add_(w).relu_(); }",
+    );
+    crate::lower::fuse_no_kernels_in_debug(false);
+    let debug = out.find("#[cfg(debug_assertions)]").expect("a debug arm");
+    let optimized = out
+        .find("#[cfg(not(debug_assertions))]")
+        .expect("an optimized arm");
+    let kernels: Vec<_> = out.match_indices(".kernel(").map(|(i, _)| i).collect();
+    assert_eq!(kernels.len(), 1, "{out}");
+    assert!(debug < optimized && optimized < kernels[0], "{out}");
+    insta::assert_snapshot!(out);
+}
