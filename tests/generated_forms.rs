@@ -206,3 +206,33 @@ fn a_chain_longer_than_a_fused_run() {
         )]
     });
 }
+
+/// Changes `t` through a shared reference and returns a scalar.
+fn bump_and_one(t: &Tensor) -> f32 {
+    t.add_(10.0);
+    1.0
+}
+
+// An argument of an in-place op on a view changes the view's root through
+// a helper (the op must see the change, as the original's view does). In
+// copies mode the op ran on the view's value from before the call: the
+// helper's write to the window was lost (found while checking sync
+// elision; the code before it did the same).
+variants!(arg_changes_root, arg_changes_root_f, arg_changes_root_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    let v = b.narrow(0, 0, 2);
+    v.add_(bump_and_one(&b));
+    v.mul_(2.0);
+    // Through another view of the same root.
+    let w = b.narrow(0, 1, 2);
+    v.add_(bump_and_one(&w));
+    v.sub_(1.0);
+    b
+});
+
+#[test]
+fn an_argument_that_changes_the_root_of_the_view_it_updates() {
+    check_values("arg_changes_root", &[iota(&[3, 2])], |v, x| {
+        vec![[arg_changes_root, arg_changes_root_f, arg_changes_root_fv][v](&x[0])]
+    });
+}

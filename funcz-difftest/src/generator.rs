@@ -1907,6 +1907,21 @@ impl Gen {
         });
         let mut call = self.inplace_call(&l.shape, true);
         self.dest = None;
+        // An operand that changes the receiver's root through another
+        // handle of it before the op runs (lost in copies mode before the
+        // fix of `an_argument_that_changes_the_root_of_the_view_it_updates`).
+        if p.rid != 0 && self.rng.chance(6) {
+            let others: Vec<Place> = self
+                .places()
+                .into_iter()
+                .filter(|q| q.rid == p.rid && !q.ro && q.recv != p.recv)
+                .collect();
+            if !others.is_empty() {
+                let q = self.rng.pick(&others).clone();
+                self.opaque = true;
+                call = format!("add_(helpers::bump_one({}))", q.helper_ref);
+            }
+        }
         // (Chaining after a copy is refused by the macro.)
         if !copied && self.rng.chance(15) {
             let second = self.inplace_call(&l.shape, false);

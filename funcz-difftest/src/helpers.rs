@@ -44,6 +44,16 @@ pub fn bump_if(t: &Tensor, really: bool) {
     });
 }
 
+/// Mutates its argument through a `&` and returns a scalar: an operand of
+/// an in-place op that changes the op's root before the op runs
+/// (`v.add_(helpers::bump_one(&x))`, `v` a view of `x`).
+pub fn bump_one(t: &Tensor) -> f32 {
+    untraced(|| {
+        t.add_(1.0);
+    });
+    0.5
+}
+
 /// Reads its argument: a fresh tensor, no mutation.
 pub fn double(t: &Tensor) -> Tensor {
     untraced(|| t * 2.0)

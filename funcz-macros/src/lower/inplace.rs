@@ -174,9 +174,17 @@ impl Lowerer<'_> {
                                 #rt::commit_donated(#op, #fname_str, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
                             ));
                         } else {
+                            // Arguments that may change the root (a helper
+                            // given it) run before the op: the view is
+                            // made current again after them.
+                            let test = if mentions(args.to_token_stream(), &quote!(#v #s)) {
+                                pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s))
+                            } else {
+                                pq!(#rt::synced_can_donate_alias(&#rv, &#rs, &mut #v, &mut #s, #mode))
+                            };
                             stmts.push(donating_update(
                             &args,
-                            pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s)),
+                            test,
                             |a| {
                                 pq!(
                                     #v.#method(#a);

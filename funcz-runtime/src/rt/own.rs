@@ -110,6 +110,21 @@ fn own_alias_any<T: Element>(
     }
 }
 
+/// [`sync`](super::sync) then [`can_donate_alias`](super::can_donate_alias):
+/// for an in-place op on an alias whose arguments, evaluated after the
+/// alias was last made current, may have changed its root (`v.add_(f(&x))`
+/// with `f` writing `x` through its reference).
+pub fn synced_can_donate_alias<T: Element>(
+    root: &Tensor<T>,
+    rstate: &Tracked,
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    mode: super::Mode,
+) -> bool {
+    super::sync(value, state, root, rstate, mode);
+    super::can_donate_alias(root, rstate, value, state)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
