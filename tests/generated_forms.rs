@@ -236,3 +236,37 @@ fn an_argument_that_changes_the_root_of_the_view_it_updates() {
         vec![[arg_changes_root, arg_changes_root_f, arg_changes_root_fv][v](&x[0])]
     });
 }
+
+// The same through an argument that also names the receiver's collection
+// (`p[1].add_(f(&p[0]))`): the macro cannot evaluate it first (a borrow of
+// the collection may be alive), so a receiver that went stale is a panic
+// naming the op, never a stale value (a view that still shows the root's
+// buffer runs the op).
+variants!(arg_names_receiver, arg_names_receiver_f, arg_names_receiver_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    let p = b.chunk(2, 0);
+    p[1].add_(bump_and_one(&p[0]));
+    b
+});
+
+#[test]
+fn an_argument_that_changes_the_receivers_root_and_names_it() {
+    let x = iota(&[4, 2]);
+    let want = arg_names_receiver(&x).to_vec();
+    let mut refused = 0;
+    for f in [arg_names_receiver_f, arg_names_receiver_fv] {
+        match std::panic::catch_unwind(|| f(&x)) {
+            Ok(got) => assert_eq!(got.to_vec(), want),
+            Err(err) => {
+                let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+                assert!(
+                    msg.contains("funcz: add_: an argument of this in-place op changed"),
+                    "{msg}"
+                );
+                refused += 1;
+            }
+        }
+    }
+    // Copies mode always refuses: its chunk is a copy.
+    assert!(refused >= 1);
+}

@@ -1910,11 +1910,14 @@ impl Gen {
         // An operand that changes the receiver's root through another
         // handle of it before the op runs (lost in copies mode before the
         // fix of `an_argument_that_changes_the_root_of_the_view_it_updates`).
+        // Not a handle named like the receiver (`p[0]` for `p[1]`): the
+        // macro cannot reorder those and panics if the receiver went stale
+        // (`an_argument_that_changes_the_receivers_root_and_names_it`).
         if p.rid != 0 && self.rng.chance(6) {
             let others: Vec<Place> = self
                 .places()
                 .into_iter()
-                .filter(|q| q.rid == p.rid && !q.ro && q.recv != p.recv)
+                .filter(|q| q.rid == p.rid && !q.ro && base_name(&q.recv) != base_name(&p.recv))
                 .collect();
             if !others.is_empty() {
                 let q = self.rng.pick(&others).clone();

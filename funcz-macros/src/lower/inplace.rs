@@ -108,7 +108,14 @@ impl Lowerer<'_> {
                     return self.commit_direct(prelude, &place, &fname, &args, &op, want);
                 }
                 let chained = !prelude.is_empty();
+                let prelude_len = prelude.len();
                 let (mut stmts, pv, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
+                // Arguments that may change the receiver's root (a helper
+                // given it, or another handle of it) are evaluated first:
+                // the place is made current and the views made after them,
+                // as the original's views see the change.
+                let (hoisted, check) =
+                    self.hoist_args(&mut args, &mut stmts, prelude_len, &place, &steps, &pv, &ps);
                 if chained && steps_may_copy(&steps) {
                     // Each op of a chain re-makes the views from the place: a
                     // copy `reshape` made would be made afresh (refused).
@@ -124,7 +131,18 @@ impl Lowerer<'_> {
                         if !steps.is_empty()
                             && (steps_may_copy(&steps) || !self.place_is_root(&place)) =>
                     {
-                        stmts.push(pq!(let #new = #v.#fname(#args);));
+                        if check {
+                            let names = arg_names(args.len());
+                            let vals = args.iter();
+                            stmts.push(pq!(let #new = match (#(#vals,)*) {
+                                (#(#names,)*) => {
+                                    #rt::check_current(#op, &#rv, &#rs, &#v, &#s, #mode);
+                                    #v.#fname(#(#names),*)
+                                }
+                            };));
+                        } else {
+                            stmts.push(pq!(let #new = #v.#fname(#args);));
+                        }
                         stmts.push(pq!(
                         #rt::commit_from(#op, &mut #rv, &mut #rs, Some((&mut #pv, &mut #ps)), &mut #v, &mut #s, #new, #mode);
                         ))
@@ -136,6 +154,7 @@ impl Lowerer<'_> {
                         ))
                     }
                     None if matches!(want, Want::Nothing)
+                        && hoisted.is_none()
                         && window_step(&steps)
                         && !mentions(args.to_token_stream(), &quote!(#pv #ps)) =>
                     {
@@ -177,10 +196,10 @@ impl Lowerer<'_> {
                             // Arguments that may change the root (a helper
                             // given it) run before the op: the view is
                             // made current again after them.
-                            let test = if mentions(args.to_token_stream(), &quote!(#v #s)) {
-                                pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s))
+                            let test = if check {
+                                pq!(#rt::checked_can_donate_alias(#op, &#rv, &#rs, &#v, &#s, #mode))
                             } else {
-                                pq!(#rt::synced_can_donate_alias(&#rv, &#rs, &mut #v, &mut #s, #mode))
+                                pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s))
                             };
                             stmts.push(donating_update(
                             &args,
@@ -202,14 +221,73 @@ impl Lowerer<'_> {
                     }
                 }
                 self.note_commit(commit_root, fresh);
-                let tail: Expr = match want {
-                    Want::Nothing => return pq!({ #(#stmts)* }),
-                    Want::Value => pq!(#rt::handle(&#v)),
-                    Want::Bound => pq!((#rt::handle(&#v), #s.clone())),
+                let tail: Option<Expr> = match want {
+                    Want::Nothing => None,
+                    Want::Value => Some(pq!(#rt::handle(&#v))),
+                    Want::Bound => Some(pq!((#rt::handle(&#v), #s.clone()))),
                 };
-                pq!({ #(#stmts)* #tail })
+                match hoisted {
+                    Some((outer, values, names)) => pq!({
+                        #(#outer)*
+                        match (#(#values,)*) {
+                            (#(#names,)*) => { #(#stmts)* #tail }
+                        }
+                    }),
+                    None if tail.is_none() => pq!({ #(#stmts)* }),
+                    None => pq!({ #(#stmts)* #tail }),
+                }
             }
         }
+    }
+
+    /// Arguments that may change the receiver's root (a helper given it,
+    /// `v.add_(f(&x))` with `v` a view of `x`) run after the views are
+    /// made (the original's views would see the change). If they do not
+    /// name the place itself, they are evaluated first: returns the
+    /// statements to run before them (the receiver's own in-place ops,
+    /// `prelude_len` of `stmts`), their values and the names they are
+    /// bound to (now `args`); `stmts` keeps the rest, with the place made
+    /// current first. If they name it too (a borrow of it may be alive), the
+    /// second result asks for a run-time check that the receiver is still
+    /// current after them (a clear panic, never a stale value).
+    ///
+    /// Input: `v.narrow(0, 0, 1).add_(f(&x));`
+    /// Output: `match (f(&x),) { (a,) => { rt::sync(&mut v, ..); let (w, s) = rt::view(&v, ..); .. w.add_(a); .. } }`
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    fn hoist_args(
+        &self,
+        args: &mut Args,
+        stmts: &mut Vec<Stmt>,
+        prelude_len: usize,
+        place: &Place,
+        steps: &[Step],
+        pv: &TokenStream,
+        ps: &TokenStream,
+    ) -> (Option<(Vec<Stmt>, Vec<Expr>, Vec<Ident>)>, bool) {
+        let root = self.commit_root_of(place);
+        let tokens = args.to_token_stream();
+        let names_place = mentions(tokens.clone(), &quote!(#pv #ps));
+        let names_root = root
+            .as_ref()
+            .is_some_and(|(rv, rs)| mentions(tokens, &quote!(#rv #rs)));
+        let hoist = match &root {
+            Some(_) => names_root && !names_place,
+            None => names_place && !steps.is_empty(),
+        };
+        if !hoist {
+            return (None, names_root && names_place);
+        }
+        let names = arg_names(args.len());
+        let values: Vec<Expr> = std::mem::take(args).into_iter().collect();
+        *args = names.iter().map(|n| -> Expr { pq!(#n) }).collect();
+        let outer: Vec<Stmt> = stmts.drain(..prelude_len).collect();
+        if root.is_some()
+            && let Place::Var(id) | Place::Index(id, _) = place
+            && let Some(sync) = self.sync_stmt(*id)
+        {
+            stmts.insert(0, sync);
+        }
+        (Some((outer, values, names)), false)
     }
 
     /// In-place op directly on a root place: a functional update.

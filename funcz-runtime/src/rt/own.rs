@@ -110,18 +110,42 @@ fn own_alias_any<T: Element>(
     }
 }
 
-/// [`sync`](super::sync) then [`can_donate_alias`](super::can_donate_alias):
-/// for an in-place op on an alias whose arguments, evaluated after the
-/// alias was last made current, may have changed its root (`v.add_(f(&x))`
-/// with `f` writing `x` through its reference).
-pub fn synced_can_donate_alias<T: Element>(
+/// Panics if the alias `value` (state `state`) follows its root `root`
+/// (state `rstate`) but no longer shows it: the arguments of the in-place
+/// op `op` on it, evaluated after it was made current, changed the root (a
+/// helper given both, `v.add_(f(&x, &v))`), and the op would run on the
+/// alias's value from before. (A view in [`Mode::Views`](super::Mode) of
+/// the root's buffer still shows it: a helper writes that buffer.)
+#[track_caller]
+pub fn check_current<T: Element>(
+    op: &str,
     root: &Tensor<T>,
     rstate: &Tracked,
-    value: &mut Tensor<T>,
-    state: &mut Tracked,
+    value: &Tensor<T>,
+    state: &Tracked,
+    mode: super::Mode,
+) {
+    let shows_root = mode == super::Mode::Views && value.same_storage(root);
+    if state.follows(rstate) && !state.is_current(rstate) && !shows_root {
+        panic!(
+            "funcz: {op}: an argument of this in-place op changed the tensor the op writes (through a call \
+             #[functionalize] cannot see into) after the receiver was evaluated. help: compute the argument \
+             first, `let a = ...;`, then call the op with `a`"
+        );
+    }
+}
+
+/// [`check_current`] then [`can_donate_alias`](super::can_donate_alias).
+#[track_caller]
+pub fn checked_can_donate_alias<T: Element>(
+    op: &str,
+    root: &Tensor<T>,
+    rstate: &Tracked,
+    value: &Tensor<T>,
+    state: &Tracked,
     mode: super::Mode,
 ) -> bool {
-    super::sync(value, state, root, rstate, mode);
+    check_current(op, root, rstate, value, state, mode);
     super::can_donate_alias(root, rstate, value, state)
 }
 

@@ -266,7 +266,7 @@ impl Tracked {
 
     /// True if the value no longer aliases its root (a `reshape` that
     /// copied, or an alias of a root that was since rebound).
-    fn follows(&self, root: &Tracked) -> bool {
+    pub(super) fn follows(&self, root: &Tracked) -> bool {
         self.detached.is_none() && self.epoch == root.epoch
     }
 
