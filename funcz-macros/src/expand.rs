@@ -14,19 +14,9 @@ use syn::{FnArg, ItemFn, Pat, Stmt};
 
 use crate::attr::{self, Remove};
 use crate::ctxt::Ctxt;
-use crate::lower::Lowerer;
+use crate::lower::{Lowerer, pq};
 use crate::params::{self, ParamKind, Passing};
 use crate::scope::{Facts, base_ident, input_ident, state_ident};
-
-/// A generated statement kept as tokens (as code generation keeps its
-/// own, see `lower::FromTokens`): parsing it back into a syntax tree,
-/// which nothing inspects, cost a small function's expansion a fifth of
-/// its time.
-macro_rules! vq {
-    ($($t:tt)*) => {
-        Stmt::Item(syn::Item::Verbatim(quote!($($t)*)))
-    };
-}
 
 /// Expands `#[functionalize(args)]` on `item`. Never panics: bad input
 /// gives spanned errors after the original item.
@@ -193,7 +183,7 @@ fn lower_fn(
     for (k, place) in places.iter().enumerate() {
         let ident = crate::inputs::place_ident(k);
         let e = &place.expr;
-        prologue.push(vq!(let #ident = ::funcz::rt::place_handle(&#e);));
+        prologue.push(pq!(let #ident = ::funcz::rt::place_handle(&#e);));
     }
     let tracked = |id: usize| lw.facts.mutated.contains(&id) || lw.facts.meta.contains(&id);
     let mut exit: Vec<Stmt> = Vec::new();
@@ -232,7 +222,7 @@ fn lower_fn(
                     .iter()
                     .map(|(n, key)| quote!((#n, &#key as &dyn ::funcz::rt::InputKey))),
             );
-        prologue.push(vq!(::funcz::rt::check_inputs_disjoint(#name, &[#(#entries),*]);));
+        prologue.push(pq!(::funcz::rt::check_inputs_disjoint(#name, &[#(#entries),*]);));
     }
     lw.inputs = inputs
         .iter()
@@ -260,17 +250,17 @@ fn lower_fn(
                         // (`mut`: assigning the parameter rebinds it, see
                         // `Lowerer::lower_assign`.)
                         prologue.push(
-                            vq!(#[allow(unused_mut)] let mut #input = ::funcz::rt::input(&#ident);),
+                            pq!(#[allow(unused_mut)] let mut #input = ::funcz::rt::input(&#ident);),
                         );
-                        prologue.push(vq!(let mut #var = #ident;));
+                        prologue.push(pq!(let mut #var = #ident;));
                     }
                     Passing::Ref => {
-                        prologue.push(vq!(let #input = #ident;));
-                        prologue.push(vq!(let mut #var = ::funcz::rt::input(#input);));
+                        prologue.push(pq!(let #input = #ident;));
+                        prologue.push(pq!(let mut #var = ::funcz::rt::input(#input);));
                     }
                     Passing::RefMut => {
-                        prologue.push(vq!(let #input = #ident;));
-                        prologue.push(vq!(let mut #var = ::funcz::rt::input(&*#input);));
+                        prologue.push(pq!(let #input = #ident;));
+                        prologue.push(pq!(let mut #var = ::funcz::rt::input(&*#input);));
                     }
                 }
                 prologue.extend(lw.root_prologue(id));
@@ -278,42 +268,42 @@ fn lower_fn(
                 let (b, s) = (base_ident(id), state_ident(id));
                 exit.push(match (p, based) {
                     (Passing::RefMut, true) => {
-                        vq!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);)
+                        pq!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);)
                     }
                     (Passing::Value, true) => {
-                        vq!(::funcz::rt::write_back_owned(&#input, &#b);)
+                        pq!(::funcz::rt::write_back_owned(&#input, &#b);)
                     }
-                    (_, true) => vq!(::funcz::rt::write_back(&*#input, &#b);),
+                    (_, true) => pq!(::funcz::rt::write_back(&*#input, &#b);),
                     (Passing::Value, false) => {
-                        vq!(::funcz::rt::write_back_owned(&#input, &#var);)
+                        pq!(::funcz::rt::write_back_owned(&#input, &#var);)
                     }
                     (Passing::RefMut, false) => {
-                        vq!(::funcz::rt::write_back_mut(&mut *#input, &#var);)
+                        pq!(::funcz::rt::write_back_mut(&mut *#input, &#var);)
                     }
-                    (_, false) => vq!(::funcz::rt::write_back(&*#input, &#var);),
+                    (_, false) => pq!(::funcz::rt::write_back(&*#input, &#var);),
                 });
             }
             ParamKind::Optional => {}
             ParamKind::Collection { passing, vec } => {
                 match passing {
                     Passing::Value => {
-                        prologue.push(vq!(
+                        prologue.push(pq!(
                             let #input: ::std::vec::Vec<_> = #ident.iter().map(::funcz::rt::input).collect();
                         ));
-                        prologue.push(vq!(let mut #ident = #ident;));
+                        prologue.push(pq!(let mut #ident = #ident;));
                     }
                     _ => {
-                        prologue.push(vq!(let #input = #ident;));
-                        prologue.push(vq!(
+                        prologue.push(pq!(let #input = #ident;));
+                        prologue.push(pq!(
                             let mut #ident: ::std::vec::Vec<_> = #input.iter().map(::funcz::rt::input).collect();
                         ));
                     }
                 }
                 exit.push(match (passing, vec) {
                     (Passing::RefMut, true) => {
-                        vq!(::funcz::rt::write_back_vec(&mut *#input, &#ident[..]);)
+                        pq!(::funcz::rt::write_back_vec(&mut *#input, &#ident[..]);)
                     }
-                    _ => vq!(::funcz::rt::write_back_all(&#input[..], &#ident[..]);),
+                    _ => pq!(::funcz::rt::write_back_all(&#input[..], &#ident[..]);),
                 });
             }
         }
@@ -338,7 +328,7 @@ fn lower_fn(
         Some(other) => {
             stmts.push(other);
             if !exit.is_empty() {
-                stmts.push(vq!(#[allow(unreachable_code)] { #(#exit)* }));
+                stmts.push(pq!(#[allow(unreachable_code)] { #(#exit)* }));
             }
         }
         None => stmts.extend(exit),

@@ -196,14 +196,13 @@ impl Lowerer<'_> {
                             // Arguments that may change the root (a helper
                             // given it) run before the op: the view is
                             // made current again after them.
-                            let test = if check {
-                                pq!(#rt::checked_can_donate_alias(#op, &#rv, &#rs, &#v, &#s, #mode))
-                            } else {
-                                pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s))
-                            };
+                            let before = check.then(
+                                || pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s, #mode);),
+                            );
                             stmts.push(donating_update(
                             &args,
-                            test,
+                            before,
+                            pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s)),
                             |a| {
                                 pq!(
                                     #v.#method(#a);
@@ -353,6 +352,7 @@ impl Lowerer<'_> {
         } else {
             stmts.push(donating_update(
                 args,
+                None,
                 test,
                 |a| match &state {
                     Some(s) => pq!(

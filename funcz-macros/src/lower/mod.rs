@@ -249,7 +249,7 @@ pub(crate) struct Lowerer<'a> {
 /// Generated code is kept as tokens (`Verbatim`) rather than re-parsed:
 /// the macro never inspects what it generated, and parsing every snippet
 /// dominated expansion time.
-trait FromTokens {
+pub(crate) trait FromTokens {
     fn from_tokens(ts: TokenStream) -> Self;
 }
 
@@ -266,11 +266,14 @@ impl FromTokens for Expr {
     }
 }
 
+/// Generated code as a statement or expression kept as tokens (see
+/// [`FromTokens`]): `pq!(let a = #b;)`.
 macro_rules! pq {
     ($($t:tt)*) => {
-        FromTokens::from_tokens(quote!($($t)*))
+        $crate::lower::FromTokens::from_tokens(::quote::quote!($($t)*))
     };
 }
+pub(crate) use pq;
 
 /// Runs `f` with at least 128 KiB of stack left, switching to a new 8 MiB
 /// segment when less is (the expansion recurses once per link of a chain).
@@ -376,6 +379,7 @@ fn mentions(tokens: TokenStream, place: &TokenStream) -> bool {
 /// arguments, so a handle they make to the buffer blocks the donation.
 fn donating_update(
     args: &Args,
+    before: Option<Stmt>,
     test: Stmt,
     inplace: impl FnOnce(&TokenStream) -> Stmt,
     functional: impl FnOnce(&TokenStream) -> Stmt,
@@ -384,7 +388,10 @@ fn donating_update(
     let a = quote!(#(#names),*);
     let inplace = inplace(&a);
     let functional = functional(&a);
-    let update = quote!(if #test { #inplace } else { #functional });
+    let update = match before {
+        Some(before) => quote!({ #before if #test { #inplace } else { #functional } }),
+        None => quote!(if #test { #inplace } else { #functional }),
+    };
     if args.is_empty() {
         return pq!(#update);
     }

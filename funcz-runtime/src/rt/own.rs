@@ -79,7 +79,7 @@ fn own_any<T: Element>(t: &mut Tensor<T>) {
 #[inline]
 pub fn own_elem<T: Element>(t: &mut Tensor<T>, caller: Option<&Tensor<T>>) {
     if !super::can_donate_elem(t, caller) {
-        own(t);
+        privatize(t);
     }
 }
 
