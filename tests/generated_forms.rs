@@ -270,3 +270,24 @@ fn an_argument_that_changes_the_receivers_root_and_names_it() {
     // Copies mode always refuses: its chunk is a copy.
     assert!(refused >= 1);
 }
+
+/// The `help:` of the refusal `tensor_in_local_macro`
+/// (funcz-ui/tests/ui/tensor_in_local_macro.rs): the macro's tensor code
+/// in a helper function given the tensor.
+fn bump_by_one(t: &Tensor) {
+    t.add_(1.0);
+}
+
+variants!(local_macro_help, local_macro_help_f, local_macro_help_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    let v = b.narrow(0, 0, 1);
+    bump_by_one(&b);
+    v.sum()
+});
+
+#[test]
+fn the_help_of_a_refused_local_macro_works() {
+    check_values("local_macro_help", &[iota(&[3, 2])], |v, x| {
+        vec![[local_macro_help, local_macro_help_f, local_macro_help_fv][v](&x[0])]
+    });
+}

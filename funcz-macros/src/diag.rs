@@ -457,6 +457,24 @@ pub(crate) fn inplace_in_macro(lw: &Lowerer<'_>, ident: &Ident) {
     );
 }
 
+/// `macro_rules! bump { () => { b.add_(1.0) }; }` defined in the body:
+/// its tokens are expanded where it is invoked, as written.
+/// (funcz-ui/tests/ui/tensor_in_local_macro.rs)
+pub(crate) fn tensor_in_local_macro(lw: &Lowerer<'_>, ident: &Ident) {
+    refuse(
+        lw.cx,
+        "tensor_in_local_macro",
+        ident,
+        format!(
+            "`{ident}` is named in a `macro_rules!` defined in this function: the macro's body is expanded where it \
+             is invoked, as written, so #[functionalize] cannot see its in-place ops nor give it `{ident}`'s \
+             current value"
+        ),
+        "move the tensor code out of the macro: write it in the function, or in a helper function given the \
+         tensor (`fn bump(t: &Tensor) { t.add_(1.0); }`, called as `bump(&b)`)",
+    );
+}
+
 /// `my_macro!(x => ..)` where `x` is mutated in the function: arguments
 /// that are not expressions are left as written, so `x` there would be
 /// read stale. (funcz-ui/tests/ui/read_in_opaque_macro.rs)

@@ -137,4 +137,36 @@ impl Lowerer<'_> {
             }
         }
     }
+
+    /// A `macro_rules!` defined in the body is expanded where it is
+    /// invoked, from its tokens as written: a tensor of the function named
+    /// there is the binding as written, not its functionalized value, and
+    /// an in-place op there is not seen. Refused if it names a tensor the
+    /// function mutates, or names one and holds an in-place op.
+    ///
+    /// Input: `let v = b.narrow(0, 0, 1); macro_rules! bump { () => { b.add_(1.0) }; }`
+    /// Output: a spanned error at `b`.
+    pub(super) fn check_local_macro(&mut self, mac: &syn::Macro) {
+        let mut inplace = false;
+        scan_tokens(mac.tokens.clone(), &mut |prev_dot, ident: &Ident| {
+            inplace |= prev_dot
+                && matches!(
+                    optable::lookup(&ident.to_string()).map(|i| i.kind),
+                    Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize)
+                );
+        });
+        let mut named: Option<Ident> = None;
+        scan_tokens(mac.tokens.clone(), &mut |_, ident: &Ident| {
+            if named.is_none()
+                && let Some(id) = self.scopes.lookup(&ident.to_string())
+                && let Some(root) = self.scopes.root_of(id)
+                && (inplace || self.tracked_root(root))
+            {
+                named = Some(ident.clone());
+            }
+        });
+        if let Some(ident) = named {
+            crate::diag::tensor_in_local_macro(self, &ident);
+        }
+    }
 }

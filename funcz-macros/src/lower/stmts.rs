@@ -114,6 +114,12 @@ impl Lowerer<'_> {
                 self.lower_macro(&mut m.mac);
                 vec![Stmt::Macro(m)]
             }
+            Stmt::Item(syn::Item::Macro(im)) => {
+                if im.mac.path.is_ident("macro_rules") {
+                    self.check_local_macro(&im.mac);
+                }
+                vec![Stmt::Item(syn::Item::Macro(im))]
+            }
             other => vec![other],
         }
     }
