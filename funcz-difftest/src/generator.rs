@@ -2647,8 +2647,31 @@ impl Gen {
 
     fn helper(&mut self) {
         self.opaque = true;
-        let k = self.rng.below(5);
+        let k = self.rng.below(7);
         match k {
+            5 => {
+                // A temporary view moved into a helper that mutates it.
+                let Some(p) = self.pick_place(true) else {
+                    return;
+                };
+                let arg = self.temp_view_arg(&p);
+                let Some(view) = arg.strip_prefix('&').filter(|a| a.contains('(')) else {
+                    return;
+                };
+                self.line(&format!("helpers::fill_owned({view});"));
+            }
+            6 => {
+                // A macro that mutates the tensor or view it is given.
+                let Some(p) = self.pick_place(true) else {
+                    return;
+                };
+                if p.var.is_none() || p.elem {
+                    return;
+                }
+                let arg = self.temp_view_arg(&p);
+                let arg = arg.strip_prefix('&').unwrap_or(&p.recv).to_string();
+                self.line(&format!("funcz_difftest::bump_arg!({arg});"));
+            }
             0 => {
                 // &mut: always assumed mutated.
                 let ps: Vec<Place> = self

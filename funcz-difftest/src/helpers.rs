@@ -54,6 +54,23 @@ pub fn bump_one(t: &Tensor) -> f32 {
     0.5
 }
 
+/// Takes its argument by value and mutates it: given a temporary view
+/// (`helpers::fill_owned(x.narrow(0, 0, 2))`), the mutation must reach `x`
+/// (it was lost in copies mode: `a_view_moved_into_a_helper_is_written_back`).
+pub fn fill_owned(t: Tensor) {
+    fill_first(&t);
+}
+
+/// A macro the functionalized function cannot see into, which mutates the
+/// tensor it is given (`funcz_difftest::bump_arg!(x)`): its write must reach
+/// `x`'s views (it did not: `a_macro_that_writes_its_argument`).
+#[macro_export]
+macro_rules! bump_arg {
+    ($t:expr) => {
+        $crate::helpers::bump_if(&$t, true)
+    };
+}
+
 /// Reads its argument: a fresh tensor, no mutation.
 pub fn double(t: &Tensor) -> Tensor {
     untraced(|| t * 2.0)

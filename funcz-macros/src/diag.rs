@@ -493,6 +493,28 @@ pub(crate) fn read_in_opaque_macro(lw: &Lowerer<'_>, ident: &Ident) {
     );
 }
 
+/// `bump!(x => 1.0)`, a macro this crate does not know, whose arguments
+/// are not expressions, naming a tensor that has views (or is one): the
+/// macro may write it, and the write would not reach the views.
+/// (funcz-ui/tests/ui/tensor_in_opaque_macro.rs)
+pub(crate) fn tensor_in_opaque_macro(lw: &Lowerer<'_>, ident: &Ident, mac: &syn::Path) {
+    let mac = mac.to_token_stream().to_string().replace(' ', "");
+    refuse(
+        lw.cx,
+        "tensor_in_opaque_macro",
+        ident,
+        format!(
+            "`{ident}` is named inside `{mac}!`, whose arguments are not expressions: #[functionalize] cannot see \
+             whether the macro writes `{ident}`, and a write there would not reach the views of it this function \
+             makes"
+        ),
+        format!(
+            "give the macro `{ident}` as a plain expression argument (`{mac}!({ident}, ..)`), which #[functionalize] \
+             watches like a call's argument, or do the work in a helper function given `&{ident}`"
+        ),
+    );
+}
+
 /// The refusals reported, by name, for the coverage test.
 #[cfg(test)]
 pub(crate) mod fired {

@@ -12,7 +12,7 @@ use syn::{Expr, ExprMethodCall, Pat};
 use funcz_optable::{self as optable, OpKind};
 
 use super::{Analyzer, Found, inplace_call};
-use crate::lower::{QUERIES, Resolve, is_view_call, peel_inplace};
+use crate::lower::{QUERIES, Resolve, is_view_call, peel_inplace, stores_only};
 use crate::params::Passing;
 use crate::scope::Kind;
 
@@ -330,6 +330,11 @@ impl Analyzer<'_> {
                 Expr::Reference(r) if is_view_call(&r.expr) && self.is_tensor_expr(&r.expr) => {
                     self.visit_expr(&r.expr);
                     self.inplace_parts(&r.expr, std::iter::empty());
+                }
+                // A view moved into the call: written back the same way.
+                _ if is_view_call(a) && self.is_tensor_expr(a) && !stores_only(e) => {
+                    self.visit_expr(a);
+                    self.inplace_parts(a, std::iter::empty());
                 }
                 _ => self.visit_expr(a),
             }

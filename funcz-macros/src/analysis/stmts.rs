@@ -266,6 +266,10 @@ impl Analyzer<'_> {
     /// like code (as `Lowerer::lower_macro` lowers it).
     pub(super) fn mac(&mut self, mac: &syn::Macro) {
         use syn::punctuated::Punctuated;
+        // A macro that may write what it is given: an opaque call.
+        if let Some((call, _)) = self.macro_as_call(mac) {
+            return self.opaque(&call);
+        }
         let parser = Punctuated::<Expr, syn::Token![,]>::parse_terminated;
         if let Ok(args) = syn::parse::Parser::parse2(parser, mac.tokens.clone()) {
             for a in &args {

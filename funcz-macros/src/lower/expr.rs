@@ -201,7 +201,7 @@ impl Lowerer<'_> {
                 self.visit_block_mut(&mut a.block);
                 self.closure_floor.pop();
             }
-            Expr::Macro(m) => self.lower_macro(&mut m.mac),
+            Expr::Macro(_) => self.lower_macro_expr(e),
             Expr::Return(r) if self.closure_floor.is_empty() && !self.exit.is_empty() => {
                 let value: Expr = match r.expr.take() {
                     Some(v) => *v,

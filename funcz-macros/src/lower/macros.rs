@@ -6,6 +6,83 @@
 use super::*;
 
 impl Lowerer<'_> {
+    /// A macro invocation in expression position: a macro that may write
+    /// what it is given (see [`Resolve::macro_as_call`]) is watched like an
+    /// opaque call; any other is lowered by [`Self::lower_macro`].
+    ///
+    /// Input: `let s = bump!(b);` with `b` tracked.
+    /// Output: `let s = { let w = rt::watch(&b); let r = bump!(b); if rt::watched(..) { commit } r };`
+    pub(super) fn lower_macro_expr(&mut self, e: &mut Expr) {
+        let Expr::Macro(m) = e else { return };
+        match self.watched_macro(&mut m.mac) {
+            Some((before, after)) if !(before.is_empty() && after.is_empty()) => {
+                let r = tmp("__fz_call");
+                let call = e.clone();
+                *e = pq!({ #(#before)* let #r = #call; #(#after)* #r });
+            }
+            Some(_) => {}
+            None => self.lower_macro(&mut m.mac),
+        }
+    }
+
+    /// A macro invocation in statement position: as
+    /// [`Self::lower_macro_expr`], the watch statements placed beside the
+    /// invocation (so `let`s it expands to stay in scope).
+    pub(super) fn lower_macro_stmt(&mut self, mut m: syn::StmtMacro) -> Vec<Stmt> {
+        match self.watched_macro(&mut m.mac) {
+            Some((before, after)) if m.semi_token.is_some() => {
+                let mut out = before;
+                out.push(Stmt::Macro(m));
+                out.extend(after);
+                out
+            }
+            Some((before, after)) if !(before.is_empty() && after.is_empty()) => {
+                let r = tmp("__fz_call");
+                let call = Expr::Macro(syn::ExprMacro {
+                    attrs: m.attrs,
+                    mac: m.mac,
+                });
+                vec![Stmt::Expr(
+                    pq!({ #(#before)* let #r = #call; #(#after)* #r }),
+                    None,
+                )]
+            }
+            Some(_) => vec![Stmt::Macro(m)],
+            None => {
+                self.lower_macro(&mut m.mac);
+                vec![Stmt::Macro(m)]
+            }
+        }
+    }
+
+    /// A macro that may write what it is given, lowered as the opaque call
+    /// [`Resolve::macro_as_call`] makes of it: its arguments lowered, the
+    /// watch statements returned. `None`: not such a macro.
+    fn watched_macro(&mut self, mac: &mut syn::Macro) -> Option<(Vec<Stmt>, Vec<Stmt>)> {
+        let (mut call, wrapped) = self.macro_as_call(mac)?;
+        self.check_macro(mac);
+        let label = format!("{}!(..)", mac.path.to_token_stream()).replace(' ', "");
+        let span = mac.path.span();
+        let (before, after) = self.opaque_parts(&mut call, &label, span);
+        let Expr::Call(c) = call else {
+            return Some((before, after));
+        };
+        let args: Punctuated<Expr, Token![,]> = c
+            .args
+            .into_iter()
+            .zip(wrapped)
+            .map(|(a, w)| match (a, w) {
+                (Expr::Reference(r), true) => *r.expr,
+                (a, true) => pq!((*#a)),
+                (a, false) => a,
+            })
+            .collect();
+        // Named arguments for a format string's implicit captures are not
+        // added: the macro's own patterns may not accept them.
+        mac.tokens = args.to_token_stream();
+        Some((before, after))
+    }
+
     /// Lowers a macro invocation whose arguments are expressions
     /// (`vec![a, b]`, `vec![x; n]`, `println!("{}", x)`, `assert!(..)`): each
     /// argument is lowered like any expression, and a tensor named inside a
@@ -27,37 +104,7 @@ impl Lowerer<'_> {
             for a in args.iter_mut() {
                 self.visit_expr_mut(a);
             }
-            // Implicit captures of a format string.
-            let mut extra: Vec<TokenStream> = Vec::new();
-            if let Some(Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(fmt),
-                ..
-            })) = args.iter().find(|a| {
-                matches!(
-                    a,
-                    Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Str(_),
-                        ..
-                    })
-                )
-            }) {
-                for name in format_captures(&fmt.value()) {
-                    if extra
-                        .iter()
-                        .any(|t| t.to_string().starts_with(&format!("{name} =")))
-                    {
-                        continue;
-                    }
-                    if let Some(id) = self.scopes.lookup(&name) {
-                        let ident = Ident::new(&name, fmt.span());
-                        let mut value: Expr = syn::parse_quote!(#ident);
-                        self.use_binding(id, &mut value);
-                        if value.to_token_stream().to_string() != name {
-                            extra.push(quote!(#ident = #value));
-                        }
-                    }
-                }
-            }
+            let extra = self.capture_args(&args);
             mac.tokens = if extra.is_empty() {
                 args.to_token_stream()
             } else {
@@ -79,18 +126,76 @@ impl Lowerer<'_> {
             mac.tokens = quote!(#a #semi #b);
             return;
         }
+        self.check_opaque_tokens(mac);
+    }
+
+    /// The named arguments to add for the implicit captures of a format
+    /// string among `args` (`"{x}"`) whose tensor lives in a hidden
+    /// variable: `x = __fz_x_0`.
+    fn capture_args(&mut self, args: &Punctuated<Expr, Token![,]>) -> Vec<TokenStream> {
+        let mut extra: Vec<TokenStream> = Vec::new();
+        if let Some(Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(fmt),
+            ..
+        })) = args.iter().find(|a| {
+            matches!(
+                a,
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(_),
+                    ..
+                })
+            )
+        }) {
+            for name in format_captures(&fmt.value()) {
+                if extra
+                    .iter()
+                    .any(|t| t.to_string().starts_with(&format!("{name} =")))
+                {
+                    continue;
+                }
+                if let Some(id) = self.scopes.lookup(&name) {
+                    let ident = Ident::new(&name, fmt.span());
+                    let mut value: Expr = syn::parse_quote!(#ident);
+                    self.use_binding(id, &mut value);
+                    if value.to_token_stream().to_string() != name {
+                        extra.push(quote!(#ident = #value));
+                    }
+                }
+            }
+        }
+        extra
+    }
+
+    /// Arguments that are not expressions, left as written: a tracked
+    /// tensor named there is refused (it would be read stale, or written
+    /// unseen).
+    fn check_opaque_tokens(&mut self, mac: &syn::Macro) {
         // Not expressions: a tracked tensor named there would be read as
         // the caller's, stale.
         let mut names = Vec::new();
         scan_tokens(mac.tokens.clone(), &mut |_, ident: &Ident| {
             names.push(ident.clone())
         });
+        let read_only = mac
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| resolve::READ_ONLY_MACROS.contains(&s.ident.to_string().as_str()));
         for ident in names {
-            if let Some(id) = self.scopes.lookup(&ident.to_string())
-                && self.var(id) != ident
-                && self.has_state(id)
-            {
+            let Some(id) = self.scopes.lookup(&ident.to_string()) else {
+                continue;
+            };
+            if self.var(id) != ident && self.has_state(id) {
                 crate::diag::read_in_opaque_macro(self, &ident);
+            } else if !read_only
+                && match self.scopes.kind(id) {
+                    Kind::Alias { .. } | Kind::Multi { .. } => true,
+                    Kind::Root { .. } => self.has_aliases(id),
+                    _ => false,
+                }
+            {
+                // A write there would not reach the views of the tensor.
+                crate::diag::tensor_in_opaque_macro(self, &ident, &mac.path);
             }
         }
     }

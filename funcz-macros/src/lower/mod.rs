@@ -236,6 +236,10 @@ pub(crate) struct Lowerer<'a> {
     /// Set while the receiver of a reduction (see `READS`) is lowered: a
     /// view call met there is only read.
     read_only: bool,
+    /// The expression of the statement being lowered when its value is
+    /// discarded (`helper(&x);`): an opaque call there drops its result
+    /// before its watch looks for kept handles.
+    discarded: Option<*const Expr>,
     copies: bool,
     /// `FUNCZ_STRICT_ANALYSIS` is set: disagreements between the passes
     /// are reported (see `expand::generate`).
@@ -297,6 +301,7 @@ impl<'a> Lowerer<'a> {
             mode,
             facts,
             found: Facts::default(),
+            discarded: None,
             scopes: Scopes::default(),
             fn_name,
             exit: Vec::new(),
@@ -607,7 +612,7 @@ pub(crate) use current::without_closures;
 pub(crate) fn fuse_no_kernels_in_debug(on: bool) {
     fuse::NO_KERNELS_IN_DEBUG.with(|c| c.set(on));
 }
-pub(crate) use resolve::{Receiver, Resolve};
+pub(crate) use resolve::{Receiver, Resolve, stores_only};
 
 /// The name a `let` pattern binds, if it binds one name (`x`, `x: T`).
 pub(crate) fn pat_ident(pat: &Pat) -> Option<Ident> {

@@ -12,6 +12,32 @@ impl Lowerer<'_> {
     /// A call the macro cannot see into: tracked tensors passed to it may
     /// come back mutated (checked with the storage version counter).
     pub(super) fn opaque_call(&mut self, e: &mut Expr) {
+        let discarded = self.discarded.take() == Some(&*e as *const Expr);
+        let name = call_name(e);
+        let span = e.span();
+        let (before, after) = self.opaque_parts(e, &name, span);
+        if before.is_empty() && after.is_empty() {
+            return;
+        }
+        let call = e.clone();
+        *e = if discarded {
+            // Dropped before the watch: a handle in the unused result is
+            // not kept.
+            pq!({ #(#before)* let _ = #call; #(#after)* })
+        } else {
+            let r = tmp("__fz_call");
+            pq!({ #(#before)* let #r = #call; #(#after)* #r })
+        };
+    }
+
+    /// The statements that go before and after an opaque call `e` (named
+    /// `call_name` in panics), its arguments lowered in place.
+    pub(super) fn opaque_parts(
+        &mut self,
+        e: &mut Expr,
+        call_name: &str,
+        span: Span,
+    ) -> (Vec<Stmt>, Vec<Stmt>) {
         let rt = rt();
         let mode = self.mode;
         let (passed, elems) = self.opaque_passed(e);
@@ -27,7 +53,10 @@ impl Lowerer<'_> {
         // Only aliases, and roots that have aliases, need anything done.
         passed.retain(|(id, _)| match self.scopes.kind(*id) {
             Kind::Alias { .. } => true,
-            Kind::Root { .. } => self.facts.mutated.contains(id) && self.has_aliases(*id),
+            Kind::Root { .. } => {
+                (self.facts.mutated.contains(id) && self.has_aliases(*id))
+                    || (self.has_state(*id) && self.mutated_later(*id))
+            }
             _ => false,
         });
         for (id, _) in &passed {
@@ -72,19 +101,19 @@ impl Lowerer<'_> {
         } else {
             None
         };
-        if let Expr::MethodCall(m) = &*e
-            && matches!(
-                m.method.to_string().as_str(),
-                "push" | "insert" | "push_back" | "push_front" | "extend"
-            )
-        {
-            for a in m.args.iter() {
+        if stores_only(e) {
+            let args = match &*e {
+                Expr::Call(c) => &c.args,
+                Expr::MethodCall(m) => &m.args,
+                _ => unreachable!("stores_only is a call"),
+            };
+            for a in args.iter() {
                 self.check_stored(a, true);
             }
         }
         let mut arg_before = Vec::new();
         let mut arg_after = Vec::new();
-        self.visit_opaque_args(e, &mut arg_before, &mut arg_after);
+        self.visit_opaque_args(e, &mut arg_before, &mut arg_after, call_name, span);
         arg_after.extend(detach);
         let replaceable = passed_all.iter().any(|(id, by_mut)| {
             (*by_mut
@@ -105,7 +134,7 @@ impl Lowerer<'_> {
             && arg_before.is_empty()
             && arg_after.is_empty()
         {
-            return;
+            return (Vec::new(), Vec::new());
         }
         let mut before = arg_before;
         let mut after = arg_after;
@@ -148,7 +177,9 @@ impl Lowerer<'_> {
             }
             let v = self.var(*id);
             let ver = format_ident!("__fz_version_{}", k, span = Span::mixed_site());
-            before.push(pq!(let #ver = #rt::version(&#v);));
+            let name = self.scopes.ident(*id).to_string();
+            let kept = self.kept_matters(*id);
+            before.push(pq!(let #ver = #rt::watch(&#v);));
             let s = state_ident(*id);
             let root = self.scopes.root_of(*id);
             self.note_commit(root, Some(*id));
@@ -171,7 +202,8 @@ impl Lowerer<'_> {
                 }
                 _ => pq!(#s.bump();),
             };
-            after.push(pq!(if #rt::version(&#v) != #ver { #commit }));
+            let watched = quote_spanned!(span=> #rt::watched(#call_name, #name, &#v, #ver, #kept));
+            after.push(pq!(if #watched { #commit }));
         }
         // A root the call receives by `&mut` (or a `&mut Tensor` input
         // passed on as is) may have its tensor replaced (`mem::swap`).
@@ -198,12 +230,7 @@ impl Lowerer<'_> {
             before.push(pq!(let #idt = #rt::identity(&#v);));
             after.push(pq!(if #rt::identity(&#v) != #idt { #rt::rebind(#name, &mut #v, &mut #s, #views); }));
         }
-        if before.is_empty() && after.is_empty() {
-            return;
-        }
-        let r = tmp("__fz_call");
-        let call = e.clone();
-        *e = pq!({ #(#before)* let #r = #call; #(#after)* #r });
+        (before, after)
     }
 
     /// Lowers the parts of an opaque call. A `&x.view(..)` argument is
@@ -221,23 +248,26 @@ impl Lowerer<'_> {
         e: &mut Expr,
         before: &mut Vec<Stmt>,
         after: &mut Vec<Stmt>,
+        call_name: &str,
+        span: Span,
     ) {
-        let view_arg = |a: &Expr| -> Option<(Expr, bool)> {
+        // A view handed to the call: `(view, by &mut, by value)`.
+        let view_arg = |a: &Expr| -> Option<(Expr, bool, bool)> {
+            let is_view = |e: &Expr| {
+                matches!(e, Expr::MethodCall(m) if matches!(
+                    optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                    Some(OpKind::View { .. } | OpKind::MaybeView { .. })
+                ))
+            };
             match a {
-                Expr::Reference(r) => match &*r.expr {
-                    Expr::MethodCall(m)
-                        if matches!(
-                            optable::lookup(&m.method.to_string()).map(|i| i.kind),
-                            Some(OpKind::View { .. } | OpKind::MaybeView { .. })
-                        ) =>
-                    {
-                        Some(((*r.expr).clone(), r.mutability.is_some()))
-                    }
-                    _ => None,
-                },
+                Expr::Reference(r) if is_view(&r.expr) => {
+                    Some(((*r.expr).clone(), r.mutability.is_some(), false))
+                }
+                _ if is_view(a) => Some((a.clone(), false, true)),
                 _ => None,
             }
         };
+        let stores = stores_only(e);
         let args = match e {
             Expr::Call(c) => {
                 self.visit_expr_mut(&mut c.func);
@@ -258,13 +288,17 @@ impl Lowerer<'_> {
                     let rt = rt();
                     let t = format_ident!("__fz_recv", span = Span::mixed_site());
                     let ver = format_ident!("__fz_recv_version", span = Span::mixed_site());
+                    let name = view_name(&recv);
                     let mut value = recv.clone();
                     self.visit_expr_mut(&mut value);
                     before.push(pq!(let #t = #value;));
-                    before.push(pq!(let #ver = #rt::version(&#t);));
+                    before.push(pq!(let #ver = #rt::watch(&#t);));
                     let write: Expr = syn::parse_quote!((#recv).copy_(&#t));
-                    if let Some(lowered) = self.try_inplace(&write, Want::Nothing) {
-                        after.push(pq!(if #rt::version(&#t) != #ver { #lowered; }));
+                    let lowered = self.try_inplace(&write, Want::Nothing);
+                    let kept = self.view_kept_matters(&recv);
+                    if let Some(lowered) = lowered {
+                        let watched = quote_spanned!(span=> #rt::watched(#call_name, #name, &#t, #ver, #kept));
+                        after.push(pq!(if #watched { #lowered; }));
                     }
                     *m.receiver = pq!(#t);
                 } else {
@@ -283,19 +317,40 @@ impl Lowerer<'_> {
                 // regenerated; and where the view op copied (a `reshape`
                 // of a value the functional ops laid out differently
                 // from the original's), the write reaches the root.
-                Some((view, by_mut)) if self.is_tensor_expr(&view) => {
+                Some((view, by_mut, by_value))
+                    if self.is_tensor_expr(&view) && !(by_value && stores) =>
+                {
                     let rt = rt();
                     let t = format_ident!("__fz_arg_{}", k, span = Span::mixed_site());
                     let ver = format_ident!("__fz_arg_version_{}", k, span = Span::mixed_site());
+                    let name = view_name(&view);
                     let mut value = view.clone();
                     self.visit_expr_mut(&mut value);
                     before.push(pq!(let mut #t = #value;));
-                    before.push(pq!(let #ver = #rt::version(&#t);));
+                    before.push(pq!(let #ver = #rt::watch(&#t);));
                     let write: Expr = syn::parse_quote!((#view).copy_(&#t));
-                    if let Some(lowered) = self.try_inplace(&write, Want::Nothing) {
-                        after.push(pq!(if #rt::version(&#t) != #ver { #lowered; }));
+                    let lowered = self.try_inplace(&write, Want::Nothing);
+                    // After the write-back's own mutation is counted.
+                    let kept = self.view_kept_matters(&view);
+                    if let Some(lowered) = lowered {
+                        let watched = quote_spanned!(span=> #rt::watched(#call_name, #name, &#t, #ver, #kept));
+                        after.push(pq!(if #watched { #lowered; }));
                     }
-                    *a = if by_mut { pq!(&mut #t) } else { pq!(&#t) };
+                    *a = if by_value {
+                        pq!(#rt::handle(&#t))
+                    } else if by_mut {
+                        pq!(&mut #t)
+                    } else {
+                        pq!(&#t)
+                    };
+                }
+                // A tracked tensor moved into the call: the call gets
+                // another handle of it, so the function keeps its own for
+                // the write-back and the watch (`opaque_call`).
+                _ if !stores && self.moved_tensor(a).is_some_and(|id| self.has_state(id)) => {
+                    let rt = rt();
+                    self.visit_expr_mut(a);
+                    *a = pq!(#rt::handle(&#a));
                 }
                 _ => self.visit_expr_mut(a),
             }
@@ -306,4 +361,45 @@ impl Lowerer<'_> {
             _ => {}
         }
     }
+}
+
+impl Lowerer<'_> {
+    /// Whether a handle an opaque call keeps on `id`'s storage must panic
+    /// (`rt::watched`): its root is written later, and a functional update
+    /// would leave the handle behind.
+    fn kept_matters(&self, id: usize) -> bool {
+        self.mutated_later(self.scopes.root_of(id).unwrap_or(id))
+    }
+
+    /// [`Self::kept_matters`] for a view expression handed to a call.
+    fn view_kept_matters(&self, view: &Expr) -> bool {
+        self.view_chain_root(view)
+            .is_some_and(|r| self.mutated_later(r))
+    }
+}
+
+/// How a panic names an opaque call: `helper(..)`, `.method(..)`,
+/// `name!(..)`.
+pub(super) fn call_name(e: &Expr) -> String {
+    match e {
+        Expr::Call(c) => format!("{}(..)", c.func.to_token_stream()).replace(' ', ""),
+        Expr::MethodCall(m) => format!(".{}(..)", m.method),
+        Expr::Macro(m) => format!("{}!(..)", m.mac.path.to_token_stream()).replace(' ', ""),
+        _ => "a call".to_string(),
+    }
+}
+
+/// How a panic names a view handed to a call: `b.narrow(..)`.
+fn view_name(view: &Expr) -> String {
+    let mut cur = view;
+    let mut methods = Vec::new();
+    while let Expr::MethodCall(m) = cur {
+        methods.push(m.method.to_string());
+        cur = &m.receiver;
+    }
+    let mut out = cur.to_token_stream().to_string().replace(' ', "");
+    for m in methods.iter().rev() {
+        out.push_str(&format!(".{m}(..)"));
+    }
+    out
 }

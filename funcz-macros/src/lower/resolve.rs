@@ -32,6 +32,38 @@ pub(crate) enum Receiver {
 }
 
 /// The bindings in scope and the field places, read by the answers below.
+/// Macros known to only read their arguments (formatting, assertions,
+/// `vec!`, whose stored views are refused separately): their arguments are
+/// lowered as expressions, not watched as an opaque call's.
+pub(crate) const READ_ONLY_MACROS: &[&str] = &[
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "dbg",
+    "eprint",
+    "eprintln",
+    "format",
+    "format_args",
+    "matches",
+    "panic",
+    "print",
+    "println",
+    "todo",
+    "unimplemented",
+    "unreachable",
+    "vec",
+    "write",
+    "writeln",
+    "trace",
+    "debug",
+    "info",
+    "warn",
+    "error",
+];
+
 pub(crate) trait Resolve {
     fn scopes(&self) -> &Scopes;
     fn places(&self) -> &[(String, Option<usize>, usize)];
@@ -399,8 +431,13 @@ pub(crate) trait Resolve {
                         ..
                     }
                 );
-            borrowed.then_some((id, by_mut))
+            // A tensor moved into the call (`helper(b)`, `Some(b)`) is
+            // handed over as another handle of it (see
+            // `Lowerer::visit_opaque_args`), and watched like a borrow.
+            (borrowed || self.moved_tensor(a).is_some()).then_some((id, by_mut))
         };
+        let stores = stores_only(e);
+        let by_ref = |a: &Expr| by_ref(a).filter(|_| !stores || matches!(a, Expr::Reference(_)));
         let mut passed = Vec::new();
         let mut elems = Vec::new();
         match e {
@@ -419,6 +456,80 @@ pub(crate) trait Resolve {
             _ => {}
         }
         (passed, elems)
+    }
+
+    /// An invocation of a macro this crate does not know to only read its
+    /// arguments (`bump!(b)`, whose body may expand to `b.add_(1.0)`), as
+    /// the opaque call both passes treat it as: a tensor binding or view
+    /// named as a whole argument is handed by reference (by `&mut` for a
+    /// root the macro could assign), so the call is watched like any
+    /// opaque call. Also says which arguments were wrapped. `None` for a
+    /// known macro, arguments that are not expressions, or no tensor
+    /// argument.
+    ///
+    /// Input: `bump!(b, x.narrow(0, 0, 1), 2.0)`
+    /// Output: `bump(&mut b, &x.narrow(0, 0, 1), 2.0)` and `[true, true, false]`.
+    fn macro_as_call(&self, mac: &syn::Macro) -> Option<(Expr, Vec<bool>)> {
+        let name = mac.path.segments.last()?.ident.to_string();
+        if READ_ONLY_MACROS.contains(&name.as_str()) {
+            return None;
+        }
+        let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+        let args = syn::parse::Parser::parse2(parser, mac.tokens.clone()).ok()?;
+        let mut wrapped = Vec::new();
+        let mut call_args: syn::punctuated::Punctuated<Expr, syn::Token![,]> =
+            syn::punctuated::Punctuated::new();
+        for a in args {
+            let whole = match self.binding_of(&a).map(|id| self.scopes().kind(id)) {
+                Some(Kind::Root {
+                    input: None | Some(Passing::Value),
+                    known: true,
+                })
+                | Some(Kind::Root {
+                    input: Some(Passing::RefMut),
+                    ..
+                }) => Some(true),
+                Some(
+                    Kind::Alias { .. }
+                    | Kind::Root {
+                        input: Some(Passing::Ref),
+                        ..
+                    },
+                ) => Some(false),
+                _ if is_view_call(&a) && self.is_tensor_expr(&a) => Some(false),
+                _ => None,
+            };
+            wrapped.push(whole.is_some());
+            call_args.push(match whole {
+                Some(true) => syn::parse_quote!(&mut #a),
+                Some(false) => syn::parse_quote!(&#a),
+                None => a,
+            });
+        }
+        if !wrapped.contains(&true) {
+            return None;
+        }
+        let path = &mac.path;
+        Some((syn::parse_quote!(#path(#call_args)), wrapped))
+    }
+
+    /// `a` is a tensor binding the macro tracks, named as a whole value
+    /// (an argument that moves it): an alias, or a root known to be a
+    /// tensor that is not a reference input.
+    fn moved_tensor(&self, a: &Expr) -> Option<usize> {
+        let Expr::Path(p) = a else { return None };
+        if p.path.segments.len() != 1 {
+            return None;
+        }
+        let id = self.binding_of(a)?;
+        match self.scopes().kind(id) {
+            Kind::Alias { .. } => Some(id),
+            Kind::Root {
+                input: None | Some(Passing::Value),
+                known: true,
+            } => Some(id),
+            _ => None,
+        }
     }
 
     /// The one classification of an in-place op's receiver `recv` (see
@@ -518,3 +629,42 @@ impl Resolve for Lowerer<'_> {
         &self.places
     }
 }
+
+/// A call that only stores what it is given (`Some(v)`, `Ok(v)`,
+/// `Wrapper(v)`, `Box::new(v)`, `list.push(v)`): a view or tensor moved into
+/// it is not written by it; storing a view of a tensor written later is
+/// refused (`Lowerer::check_stored`).
+pub(crate) fn stores_only(e: &Expr) -> bool {
+    match e {
+        Expr::Call(c) => {
+            let Expr::Path(p) = &*c.func else {
+                return false;
+            };
+            let segs: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            match segs.as_slice() {
+                [.., last] if last.starts_with(|c: char| c.is_uppercase()) => true,
+                [.., ty, new] => {
+                    new == "new" && matches!(ty.as_str(), "Box" | "Rc" | "Arc" | "Cell" | "RefCell")
+                }
+                _ => false,
+            }
+        }
+        Expr::MethodCall(m) => STORING_METHODS.contains(&m.method.to_string().as_str()),
+        _ => false,
+    }
+}
+
+/// Methods of collections that store their argument.
+pub(crate) const STORING_METHODS: &[&str] = &[
+    "push",
+    "insert",
+    "push_back",
+    "push_front",
+    "extend",
+    "append",
+];

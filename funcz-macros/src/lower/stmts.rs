@@ -107,13 +107,14 @@ impl Lowerer<'_> {
                     return vec![Stmt::Expr(lowered, semi)];
                 }
                 let mut e = e;
+                if semi.is_some() {
+                    self.discarded = Some(&e as *const Expr);
+                }
                 self.visit_expr_mut(&mut e);
+                self.discarded = None;
                 vec![Stmt::Expr(e, semi)]
             }
-            Stmt::Macro(mut m) => {
-                self.lower_macro(&mut m.mac);
-                vec![Stmt::Macro(m)]
-            }
+            Stmt::Macro(m) => self.lower_macro_stmt(m),
             Stmt::Item(syn::Item::Macro(im)) => {
                 if im.mac.path.is_ident("macro_rules") {
                     self.check_local_macro(&im.mac);

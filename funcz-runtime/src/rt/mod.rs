@@ -30,6 +30,7 @@ mod meta;
 mod output;
 mod own;
 mod tracked;
+mod watch;
 mod window;
 
 pub use chain::{replay, writeback};
@@ -53,6 +54,7 @@ pub use tracked::{
     commit_root, donated_root, handle, meta_inplace, multi_view, read_view, resize_root,
     resize_view, sync, sync_all, version, view, view_value,
 };
+pub use watch::{Watch, watch, watched};
 pub use window::{Window, window, window_done};
 
 /// Which ops the functionalized body may still run.

@@ -1,0 +1,223 @@
+//! Calls and macros `#[functionalize]` cannot see into, handed a tensor it
+//! tracks: each is watched (the storage's version says whether it wrote
+//! the tensor, its use count whether it kept a handle), against the
+//! unannotated original (`common::check_values`).
+//!
+//! Each shape here gave a silently different value before (found probing
+//! the external-macro hole left open in the previous closing note).
+
+mod common;
+
+use common::{check_values, iota};
+use funcz::Tensor;
+
+fn bump_ref(t: &Tensor) {
+    t.add_(1.0);
+}
+
+fn bump_owned(t: Tensor) {
+    t.add_(1.0);
+}
+
+fn first_two(t: &Tensor) -> Tensor {
+    t.narrow(0, 0, 2)
+}
+
+macro_rules! bump {
+    ($t:expr) => {
+        $t.add_(1.0)
+    };
+}
+
+macro_rules! bump_via_helper {
+    ($t:expr) => {
+        bump_ref(&$t)
+    };
+}
+
+macro_rules! reset {
+    ($t:ident) => {
+        $t = Tensor::zeros(&[4])
+    };
+}
+
+macro_rules! view_of {
+    ($y:ident, $x:expr) => {
+        let $y = $x.narrow(0, 0, 2);
+    };
+}
+
+fn run(name: &str, f: [fn(&Tensor) -> Tensor; 3]) {
+    check_values(name, &[iota(&[4])], |v, x| vec![f[v](&x[0])]);
+}
+
+/// Runs the functionalized variants of `f`, which must panic with a
+/// message containing `expected` (the original runs).
+fn panics(f: [fn(&Tensor) -> Tensor; 3], expected: &str) {
+    f[0](&iota(&[4]));
+    for g in &f[1..] {
+        let err = std::panic::catch_unwind(|| g(&iota(&[4]))).expect_err("panics");
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains(expected), "{msg}");
+    }
+}
+
+variants!(macro_local, macro_local_f, macro_local_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    let v = b.narrow(0, 0, 2);
+    bump!(b);
+    &v + 0.0
+});
+
+#[test]
+fn a_macro_that_writes_a_local_its_view_sees_it() {
+    run("macro_local", [macro_local, macro_local_f, macro_local_fv]);
+}
+
+variants!(macro_input, macro_input_f, macro_input_fv; fn (x: &Tensor) -> Tensor {
+    let v = x.narrow(0, 0, 2);
+    bump!(x);
+    &v + 0.0
+});
+
+#[test]
+fn a_macro_that_writes_an_input_its_view_and_the_caller_see_it() {
+    run("macro_input", [macro_input, macro_input_f, macro_input_fv]);
+}
+
+variants!(macro_helper, macro_helper_f, macro_helper_fv; fn (x: &Tensor) -> Tensor {
+    let v = x.narrow(0, 0, 2);
+    bump_via_helper!(x);
+    let w = x.narrow(0, 1, 2);
+    bump_via_helper!(w);
+    &v + 0.0
+});
+
+#[test]
+fn a_macro_that_writes_its_argument_through_a_helper() {
+    run(
+        "macro_helper",
+        [macro_helper, macro_helper_f, macro_helper_fv],
+    );
+}
+
+variants!(macro_view, macro_view_f, macro_view_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    let v = b.narrow(0, 0, 2);
+    bump!(v);
+    bump!(b.narrow(0, 2, 2));
+    let s = bump!(b.narrow(0, 1, 1)).sum();
+    &b + &s
+});
+
+#[test]
+fn a_macro_that_writes_a_view_reaches_its_root() {
+    run("macro_view", [macro_view, macro_view_f, macro_view_fv]);
+}
+
+variants!(moved_view, moved_view_f, moved_view_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    bump_owned(b.narrow(0, 0, 2));
+    bump_owned(b.shallow_clone());
+    &b + 0.0
+});
+
+#[test]
+fn a_view_moved_into_a_helper_is_written_back() {
+    run("moved_view", [moved_view, moved_view_f, moved_view_fv]);
+}
+
+variants!(moved_root, moved_root_f, moved_root_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    let v = b.narrow(0, 0, 2);
+    bump_owned(b);
+    &v + 0.0
+});
+
+#[test]
+fn a_root_moved_into_a_helper_its_views_see_the_write() {
+    run("moved_root", [moved_root, moved_root_f, moved_root_fv]);
+}
+
+// Panics: the original's later reads of a handle the macro cannot follow.
+
+variants!(kept_view, kept_view_f, kept_view_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    let y = first_two(&b);
+    b.add_(1.0);
+    &y + 0.0
+});
+
+#[test]
+fn a_helper_that_returns_a_view_of_a_tensor_written_later_panics() {
+    panics(
+        [kept_view, kept_view_f, kept_view_fv],
+        "`first_two(..)` kept a handle on `b`",
+    );
+}
+
+variants!(macro_let, macro_let_f, macro_let_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    view_of!(y, b);
+    b.add_(1.0);
+    &y + 0.0
+});
+
+#[test]
+fn a_macro_that_binds_a_view_of_a_tensor_written_later_panics() {
+    panics(
+        [macro_let, macro_let_f, macro_let_fv],
+        "`view_of!(..)` kept a handle on `b`",
+    );
+}
+
+variants!(macro_reset, macro_reset_f, macro_reset_fv; fn (x: &Tensor) -> Tensor {
+    let mut b = x.add(0.0);
+    let v = b.narrow(0, 0, 2);
+    b.add_(1.0);
+    reset!(b);
+    b.add_(1.0);
+    &v + &b.sum()
+});
+
+#[test]
+fn a_macro_that_replaces_a_tensor_with_live_views_panics() {
+    panics(
+        [macro_reset, macro_reset_f, macro_reset_fv],
+        "replaced the tensor `b` holds",
+    );
+}
+
+variants!(macro_reset_alone, macro_reset_alone_f, macro_reset_alone_fv; fn (x: &Tensor) -> Tensor {
+    let mut b = x.add(0.0);
+    b.add_(1.0);
+    reset!(b);
+    b.add_(1.0);
+    b
+});
+
+#[test]
+fn a_macro_that_replaces_a_tensor_without_views() {
+    run(
+        "macro_reset_alone",
+        [macro_reset_alone, macro_reset_alone_f, macro_reset_alone_fv],
+    );
+}
+
+// A kept handle on a tensor nothing writes afterwards is harmless, and a
+// handle in a discarded result is not kept.
+variants!(kept_harmless, kept_harmless_f, kept_harmless_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    b.add_(1.0);
+    let y = first_two(&b);
+    first_two(&b);
+    &y + &b.sum()
+});
+
+#[test]
+fn a_kept_handle_nothing_writes_afterwards_is_allowed() {
+    run(
+        "kept_harmless",
+        [kept_harmless, kept_harmless_f, kept_harmless_fv],
+    );
+}
