@@ -19,6 +19,14 @@ fn bump_owned(t: Tensor) {
     t.add_(1.0);
 }
 
+fn bump_mut(t: &mut Tensor) {
+    t.add_(1.0);
+}
+
+fn pick<'a>(a: &'a Tensor, _b: &'a Tensor) -> &'a Tensor {
+    a
+}
+
 fn first_two(t: &Tensor) -> Tensor {
     t.narrow(0, 0, 2)
 }
@@ -219,5 +227,44 @@ fn a_kept_handle_nothing_writes_afterwards_is_allowed() {
     run(
         "kept_harmless",
         [kept_harmless, kept_harmless_f, kept_harmless_fv],
+    );
+}
+
+// A name bound to a reference (`let w = &v;`) handed on to a helper: copies
+// mode lost the helper's write to the view (the name was not seen as a
+// borrow of `v`). (`let e = &mut c;` is refused: funcz-ui's
+// mut_ref_binding, whose help is the `bump_mut(&mut c)` here.)
+variants!(ref_name, ref_name_f, ref_name_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    let v = b.narrow(0, 0, 2);
+    let w = &v;
+    bump_ref(w);
+    let mut c = x.add(0.0);
+    let d = c.narrow(0, 1, 2);
+    bump_mut(&mut c);
+    &b + &(&d + 0.0).sum()
+});
+
+#[test]
+fn a_reference_name_passed_on() {
+    run("ref_name", [ref_name, ref_name_f, ref_name_fv]);
+}
+
+// A call returning a reference (`-> &Tensor`) to a tensor of the function,
+// then mutated: E0596 at the attribute before; now the variable holds its
+// own handle, which the freshness check refuses (it is `b`'s storage).
+variants!(returned_ref, returned_ref_f, returned_ref_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.add(0.0);
+    let v = b.narrow(0, 0, 2);
+    let r = pick(&b, x);
+    r.add_(1.0);
+    &v + 0.0
+});
+
+#[test]
+fn a_returned_reference_mutated_panics_instead_of_failing_to_compile() {
+    panics(
+        [returned_ref, returned_ref_f, returned_ref_fv],
+        "`r` comes from a call #[functionalize] cannot see into",
     );
 }

@@ -1708,7 +1708,14 @@ impl Gen {
         let name = self.fresh_name("r");
         let call = self.inplace_call(&p.lay.shape, false);
         self.line(&format!("let {name} = &{};", p.recv));
-        self.line(&format!("{name}.{call};"));
+        if self.rng.chance(25) && !p.elem {
+            // The reference handed on to a helper that writes through it
+            // (copies mode lost the write: `a_reference_name_passed_on`).
+            self.opaque = true;
+            self.line(&format!("helpers::fill_first({name});"));
+        } else {
+            self.line(&format!("{name}.{call};"));
+        }
     }
 
     fn snapshot(&mut self) {

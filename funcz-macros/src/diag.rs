@@ -515,6 +515,25 @@ pub(crate) fn tensor_in_opaque_macro(lw: &Lowerer<'_>, ident: &Ident, mac: &syn:
     );
 }
 
+/// `let e = &mut c;` with `c` a tensor of the function: writes through
+/// `e`, and helpers given `e`, would not be seen as writes of `c`.
+/// (funcz-ui/tests/ui/mut_ref_binding.rs)
+pub(crate) fn mut_ref_binding(lw: &Lowerer<'_>, ident: &Ident, target: &Expr) {
+    let to = target.to_token_stream().to_string();
+    refuse(
+        lw.cx,
+        "mut_ref_binding",
+        ident,
+        format!(
+            "`{ident}` is a `&mut` borrow of the tensor `{to}`: #[functionalize] follows `{to}` by its own name \
+             only, so a write through `{ident}` would not reach `{to}`'s views"
+        ),
+        format!(
+            "use `{to}` itself: `{to}.add_(..)`, or `helper(&mut {to})` where the borrow is passed on"
+        ),
+    );
+}
+
 /// The refusals reported, by name, for the coverage test.
 #[cfg(test)]
 pub(crate) mod fired {

@@ -423,7 +423,11 @@ pub(crate) trait Resolve {
                 other => (other, false),
             };
             let id = self.binding_of(inner).filter(|&id| tracked(id))?;
+            // `let w = &v;` then `helper(w)` passes `v` by reference too.
+            let ref_name = matches!(inner, Expr::Path(p) if p.path.segments.len() == 1
+                && self.scopes().is_ref_name(&p.path.segments[0].ident.to_string()));
             let borrowed = matches!(a, Expr::Reference(_))
+                || ref_name
                 || matches!(
                     self.scopes().kind(id),
                     Kind::Root {
@@ -519,6 +523,13 @@ pub(crate) trait Resolve {
     fn moved_tensor(&self, a: &Expr) -> Option<usize> {
         let Expr::Path(p) = a else { return None };
         if p.path.segments.len() != 1 {
+            return None;
+        }
+        // `let w = &v;` then `helper(w)`: a reference, not a move.
+        if self
+            .scopes()
+            .is_ref_name(&p.path.segments[0].ident.to_string())
+        {
             return None;
         }
         let id = self.binding_of(a)?;

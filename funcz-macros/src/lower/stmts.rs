@@ -194,6 +194,19 @@ impl Lowerer<'_> {
             return vec![Stmt::Local(local)];
         }
         let ident = Self::pat_ident(&local.pat).expect("checked above");
+        // `let e = &mut c;` of a tracked tensor: a second name the macro
+        // does not follow (its writes, and helpers given it, would miss
+        // `c`'s views).
+        if let Expr::Reference(r) = &*init.expr
+            && r.mutability.is_some()
+            && let Some(to) = self.binding_of(&r.expr)
+            && matches!(
+                self.scopes.kind(to),
+                Kind::Root { known: true, .. } | Kind::Alias { .. } | Kind::Multi { .. }
+            )
+        {
+            crate::diag::mut_ref_binding(self, &ident, &r.expr);
+        }
         // `let x = &xs[i];` names the place `xs[i]`: its in-place ops write
         // the element, its reads read it.
         if let Expr::Reference(r) = &*init.expr
@@ -359,9 +372,24 @@ impl Lowerer<'_> {
         if let Some(coll) = elem_coll {
             self.elem_aliases.push((id, coll));
         }
+        let unproven = !proven && self.tracked_root(id);
+        if unproven {
+            // The call may return a reference (`fn pick<'a>(a: &'a Tensor)
+            // -> &'a Tensor`): the variable holds a handle of its own,
+            // which the freshness check then refuses if it is shared.
+            if let Some(init) = &mut local.init {
+                let e = &init.expr;
+                *init.expr = pq!(#rt::owned(#e));
+            }
+            if let Pat::Type(pt) = &mut local.pat
+                && let syn::Type::Reference(r) = &*pt.ty
+            {
+                pt.ty = r.elem.clone();
+            }
+        }
         let mut out = vec![Stmt::Local(local)];
         // (The check first: the prologue may take a second handle.)
-        if !proven && self.tracked_root(id) {
+        if unproven {
             out.extend(self.freshness_check(id));
         }
         out.extend(self.root_prologue(id));

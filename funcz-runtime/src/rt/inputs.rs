@@ -434,6 +434,54 @@ fn write_back_layout_any<T: Element>(dst: &mut Tensor<T>, base_value: &Tensor<T>
     }
 }
 
+/// A value from a call the macro cannot see into, which the function then
+/// mutates: a tensor as it is, a reference to one as another handle of it
+/// (see [`Owned`]), so that the function's variable owns what it updates.
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// fn pick(t: &Tensor<f32>) -> &Tensor<f32> {
+///     t
+/// }
+/// let a = Tensor::<f32>::zeros(&[2]);
+/// let r = rt::owned(pick(&a)); // another handle of `a`
+/// assert!(r.same_storage(&a));
+/// let fresh = rt::owned(a.add(1.0)); // a tensor stays as it is
+/// assert_eq!(fresh.storage_use_count(), 1);
+/// ```
+pub fn owned<R: Owned>(value: R) -> R::Tensor {
+    value.into_tensor()
+}
+
+/// What [`owned`] accepts: a tensor, or a reference to one.
+pub trait Owned {
+    /// The owned tensor.
+    type Tensor;
+    /// The tensor itself, or another handle of the referenced one.
+    fn into_tensor(self) -> Self::Tensor;
+}
+
+impl<T: Element> Owned for Tensor<T> {
+    type Tensor = Tensor<T>;
+    fn into_tensor(self) -> Tensor<T> {
+        self
+    }
+}
+
+impl<T: Element> Owned for &Tensor<T> {
+    type Tensor = Tensor<T>;
+    fn into_tensor(self) -> Tensor<T> {
+        self.handle()
+    }
+}
+
+impl<T: Element> Owned for &mut Tensor<T> {
+    type Tensor = Tensor<T>;
+    fn into_tensor(self) -> Tensor<T> {
+        self.handle()
+    }
+}
+
 /// Panics if `value`, which the function got from a call the macro cannot
 /// see into and then mutates, shares its storage with any other handle:
 /// `#[functionalize]` treats such a value as a fresh tensor, so if it were

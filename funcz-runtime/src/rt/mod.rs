@@ -42,9 +42,9 @@ pub use fuse::{
 };
 pub use fuse_kernel::{FusedOperand, FusedParams, Kernel, fuse_loop, k};
 pub use inputs::{
-    InputKey, check_fresh, check_inputs_disjoint, check_temp, detach_all, identity, input,
-    place_handle, rebind, released, write_back, write_back_all, write_back_layout, write_back_mut,
-    write_back_owned, write_back_vec,
+    InputKey, Owned, check_fresh, check_inputs_disjoint, check_temp, detach_all, identity, input,
+    owned, place_handle, rebind, released, write_back, write_back_all, write_back_layout,
+    write_back_mut, write_back_owned, write_back_vec,
 };
 pub use meta::{MultiMeta, ViewMeta};
 pub use output::{output, output_root};
