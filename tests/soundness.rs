@@ -830,3 +830,35 @@ fn unknown_method_on_an_alias_in_views_mode() {
         vec![[unknown_on_alias, unknown_on_alias_f, unknown_on_alias_fv][v](&mut x[0])]
     });
 }
+
+pub struct Momentum {
+    pub m: Vec<Tensor>,
+}
+
+// `opt.m[i].mul_(..)` on a `Vec<Tensor>` field is refused
+// (funcz-ui/tests/ui/untracked_field_element.rs); its help's form works:
+// the collection handed to the function as a slice.
+variants!(momentum, momentum_f, momentum_fv; fn (m: &mut [Tensor], p: &mut [Tensor], g: &[Tensor]) {
+    for i in 0..p.len() {
+        m[i].mul_(0.9).add_(&g[i]);
+        p[i].sub_(&m[i]);
+    }
+});
+
+#[test]
+fn the_help_for_a_field_element_works() {
+    let run = |f: fn(&mut [Tensor], &mut [Tensor], &[Tensor])| {
+        let mut opt = Momentum {
+            m: vec![iota(&[3]), iota(&[2])],
+        };
+        let mut p = vec![iota(&[3]), iota(&[2])];
+        let g = vec![iota(&[3]).add(1.0), iota(&[2]).add(2.0)];
+        f(&mut opt.m, &mut p, &g);
+        let vals = |ts: &[Tensor]| ts.iter().map(|t| t.to_vec()).collect::<Vec<_>>();
+        (vals(&opt.m), vals(&p))
+    };
+    let want = run(momentum);
+    assert_ne!(want.0[0], iota(&[3]).to_vec(), "the state was updated");
+    assert_eq!(run(momentum_f), want);
+    assert_eq!(run(momentum_fv), want);
+}

@@ -380,7 +380,27 @@ pub(crate) fn inplace_in_closure(lw: &Lowerer<'_>, m: &syn::ExprMethodCall) {
 /// `c.add_(..)` where `c` is neither a tensor parameter nor a tensor made
 /// in the function (`if let Some(c) = cache`).
 /// (funcz-ui/tests/ui/untracked_binding.rs)
+/// An element of a collection held in a field (`opt.m[i].mul_(..)`, an
+/// optimizer's state) gets a help of its own.
+/// (funcz-ui/tests/ui/untracked_field_element.rs)
 pub(crate) fn inplace_on_untracked(lw: &Lowerer<'_>, receiver: &Expr, op: &str) {
+    let mut bare = receiver;
+    while let Expr::Paren(p) = bare {
+        bare = &p.expr;
+    }
+    let help = match bare {
+        Expr::Index(ix) if matches!(&*ix.expr, Expr::Field(_)) => {
+            let coll = ix.expr.to_token_stream().to_string().replace(' ', "");
+            format!(
+                "give the collection to the function as a slice parameter: `fn step(m: &mut [Tensor], ..)`, \
+                 called as `step(&mut {coll}, ..)`, where `m[i].{op}(..)` is an input's element that \
+                 #[functionalize] writes back"
+            )
+        }
+        _ => "pass the tensor as a parameter (`&Tensor`, `&mut Tensor`, `&mut [Tensor]`), or bind it with a \
+              type, `let x: Tensor = ...;` (checked at run time: it must not share its storage)"
+            .to_string(),
+    };
     refuse(
         lw.cx,
         "inplace_on_untracked",
@@ -390,8 +410,7 @@ pub(crate) fn inplace_on_untracked(lw: &Lowerer<'_>, receiver: &Expr, op: &str) 
              tensor made in this function)",
             receiver.to_token_stream()
         ),
-        "pass the tensor as a parameter (`&Tensor`, `&mut Tensor`, `&mut [Tensor]`), or bind it with a type: \
-         `let x: Tensor = ...;`",
+        help,
     );
 }
 
