@@ -268,3 +268,25 @@ fn a_returned_reference_mutated_panics_instead_of_failing_to_compile() {
         "`r` comes from a call #[functionalize] cannot see into",
     );
 }
+
+macro_rules! note {
+    ($fmt:literal) => {
+        format!($fmt)
+    };
+}
+
+// A format string inside an unknown macro capturing a mutated input is
+// refused (funcz-ui/tests/ui/capture_in_opaque_macro.rs); its help's form
+// reads the current value.
+variants!(captured, captured_f, captured_fv; fn (x: &Tensor) -> Tensor {
+    let v = x.narrow(0, 0, 2);
+    v.add_(1.0);
+    let x_now = x.clone();
+    let text = note!("{x_now:?}");
+    Tensor::from_vec(vec![text.len() as f32], &[1]) + &x.sum()
+});
+
+#[test]
+fn the_help_for_a_captured_tensor_works() {
+    run("captured", [captured, captured_f, captured_fv]);
+}

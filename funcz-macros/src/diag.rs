@@ -553,6 +553,27 @@ pub(crate) fn mut_ref_binding(lw: &Lowerer<'_>, ident: &Ident, target: &Expr) {
     );
 }
 
+/// `my_log!("{x}")`, a macro this crate does not know, whose format string
+/// captures a tensor the function tracks: the capture would read `x` as
+/// written (an input's value at entry), and a named argument giving it the
+/// current value may not fit the macro's patterns.
+/// (funcz-ui/tests/ui/capture_in_opaque_macro.rs)
+pub(crate) fn capture_in_opaque_macro(lw: &Lowerer<'_>, ident: &Ident) {
+    refuse(
+        lw.cx,
+        "capture_in_opaque_macro",
+        ident,
+        format!(
+            "`{ident}` is captured by a format string inside a macro #[functionalize] does not know: the capture \
+             would read `{ident}` as it was when the function was called, not its current value"
+        ),
+        format!(
+            "bind the current value first and capture that: `let {ident}_now = {ident}.clone();` then \
+             `\"{{{ident}_now}}\"`"
+        ),
+    );
+}
+
 /// The refusals reported, by name, for the coverage test.
 #[cfg(test)]
 pub(crate) mod fired {

@@ -77,8 +77,10 @@ impl Lowerer<'_> {
                 (a, false) => a,
             })
             .collect();
-        // Named arguments for a format string's implicit captures are not
-        // added: the macro's own patterns may not accept them.
+        // A format string's implicit capture of a tensor the function
+        // tracks is refused: the macro's own patterns may not accept the
+        // named argument that would give it the current value.
+        self.capture_args(&args, false);
         mac.tokens = args.to_token_stream();
         Some((before, after))
     }
@@ -104,7 +106,11 @@ impl Lowerer<'_> {
             for a in args.iter_mut() {
                 self.visit_expr_mut(a);
             }
-            let extra = self.capture_args(&args);
+            let known =
+                mac.path.segments.last().is_some_and(|s| {
+                    resolve::READ_ONLY_MACROS.contains(&s.ident.to_string().as_str())
+                });
+            let extra = self.capture_args(&args, known);
             mac.tokens = if extra.is_empty() {
                 args.to_token_stream()
             } else {
@@ -132,7 +138,15 @@ impl Lowerer<'_> {
     /// The named arguments to add for the implicit captures of a format
     /// string among `args` (`"{x}"`) whose tensor lives in a hidden
     /// variable: `x = __fz_x_0`.
-    fn capture_args(&mut self, args: &Punctuated<Expr, Token![,]>) -> Vec<TokenStream> {
+    ///
+    /// `known`: the macro is one of `READ_ONLY_MACROS`, which take named
+    /// arguments; for any other, such a capture is refused instead
+    /// (`diag::capture_in_opaque_macro`): its patterns may not accept one.
+    fn capture_args(
+        &mut self,
+        args: &Punctuated<Expr, Token![,]>,
+        known: bool,
+    ) -> Vec<TokenStream> {
         let mut extra: Vec<TokenStream> = Vec::new();
         if let Some(Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(fmt),
@@ -158,6 +172,10 @@ impl Lowerer<'_> {
                     let mut value: Expr = syn::parse_quote!(#ident);
                     self.use_binding(id, &mut value);
                     if value.to_token_stream().to_string() != name {
+                        if !known {
+                            crate::diag::capture_in_opaque_macro(self, &ident);
+                            continue;
+                        }
                         extra.push(quote!(#ident = #value));
                     }
                 }
