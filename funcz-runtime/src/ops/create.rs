@@ -3,8 +3,8 @@
 //! tensors and are recorded under PyTorch's names.
 
 use crate::element::{Element, FloatElement};
-use crate::tensor::Tensor;
 use crate::storage::huge;
+use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
 use super::scalar_arg;

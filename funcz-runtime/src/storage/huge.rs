@@ -57,10 +57,19 @@ pub(crate) fn zeroed<T: Clone>(zero: T, n: usize) -> Vec<T> {
 /// Asks for huge pages on the 2 MiB-aligned part of `v`'s allocation (its
 /// whole capacity) if it is at least [`MIN_BYTES`]. Pages of it already
 /// touched keep their size (the kernel may merge them later).
+/// Small buffers cost one comparison: the rest is out of line.
 #[inline]
 pub(crate) fn advise<T>(v: &Vec<T>) {
     let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
-    let base = v.as_ptr().cast::<u8>();
+    if bytes >= MIN_BYTES {
+        advise_bytes(v.as_ptr().cast(), bytes);
+    }
+}
+
+/// [`advise`] for an allocation of `bytes` at `base`.
+#[cold]
+#[inline(never)]
+fn advise_bytes(base: *const u8, bytes: usize) {
     if let Some((skip, len)) = advised_part(base as usize, bytes) {
         // The range lies inside the allocation: `skip + len <= bytes`.
         madvise_huge(base.wrapping_add(skip), len);
