@@ -1,6 +1,8 @@
 //! Shared, versioned element storage. Every alias of a tensor holds the same
 //! `Arc<Storage>`; a write through any alias is seen by all of them.
 
+pub(crate) mod huge;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 

@@ -4,6 +4,7 @@
 use std::sync::RwLockReadGuard;
 
 use crate::element::Element;
+use crate::storage::huge;
 use crate::tensor::Tensor;
 use crate::view::gather::append_from;
 
@@ -14,7 +15,7 @@ use crate::view::gather::append_from;
 pub(super) fn concat<T: Element>(parts: &[&Tensor<T>], outer: usize, chunks: &[usize]) -> Vec<T> {
     debug_assert_eq!(parts.len(), chunks.len());
     let total = outer * chunks.iter().sum::<usize>();
-    let mut out = Vec::with_capacity(total);
+    let mut out = huge::with_capacity(total);
     if outer == 1 {
         // One chunk per part (`cat` along the first dimension, `stack` at
         // 0): one part locked at a time.

@@ -3,6 +3,7 @@
 //! tensors and are recorded under PyTorch's names.
 
 use crate::element::{Element, FloatElement};
+use crate::storage::huge;
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
@@ -65,7 +66,7 @@ impl<T: Element> Tensor<T> {
         trace::op(
             "zeros",
             || vec![shape_arg(shape)],
-            || Tensor::from_contiguous(vec![T::zero(); n], shape),
+            || Tensor::from_contiguous(huge::zeroed(T::zero(), n), shape),
         )
     }
 
@@ -76,7 +77,7 @@ impl<T: Element> Tensor<T> {
         trace::op(
             "ones",
             || vec![shape_arg(shape)],
-            || Tensor::from_contiguous(vec![T::one(); n], shape),
+            || Tensor::from_contiguous(huge::filled(T::one(), n), shape),
         )
     }
 
@@ -92,7 +93,7 @@ impl<T: Element> Tensor<T> {
         trace::op(
             "full",
             || vec![shape_arg(shape), scalar_arg(value)],
-            || Tensor::from_contiguous(vec![value; n], shape),
+            || Tensor::from_contiguous(huge::filled(value, n), shape),
         )
     }
 
@@ -109,7 +110,8 @@ impl<T: Element> Tensor<T> {
             "arange",
             || vec![n.to_arg()],
             || {
-                let v = (0..n).map(|i| T::from_f64(i as f64)).collect();
+                let mut v = huge::with_capacity(n);
+                v.extend((0..n).map(|i| T::from_f64(i as f64)));
                 Tensor::from_contiguous(v, &[n])
             },
         )
@@ -206,7 +208,7 @@ impl<T: Element> Tensor<T> {
         trace::op(
             "zeros_like",
             || vec![self.to_arg()],
-            || Tensor::from_contiguous(vec![T::zero(); self.numel()], self.shape()),
+            || Tensor::from_contiguous(huge::zeroed(T::zero(), self.numel()), self.shape()),
         )
     }
 
@@ -217,7 +219,7 @@ impl<T: Element> Tensor<T> {
         trace::op(
             "ones_like",
             || vec![self.to_arg()],
-            || Tensor::from_contiguous(vec![T::one(); self.numel()], self.shape()),
+            || Tensor::from_contiguous(huge::filled(T::one(), self.numel()), self.shape()),
         )
     }
 }
@@ -242,7 +244,8 @@ impl<T: FloatElement> Tensor<T> {
             || {
                 let mut g = SplitMix64(seed);
                 let bits = mantissa_bits::<T>();
-                let v = (0..n).map(|_| T::from_f64(g.uniform(bits))).collect();
+                let mut v = huge::with_capacity(n);
+                v.extend((0..n).map(|_| T::from_f64(g.uniform(bits))));
                 Tensor::from_contiguous(v, shape)
             },
         )
@@ -264,7 +267,7 @@ impl<T: FloatElement> Tensor<T> {
             || vec![shape_arg(shape), Arg::Int(seed as i64)],
             || {
                 let mut g = SplitMix64(seed);
-                let mut v = Vec::with_capacity(n);
+                let mut v = huge::with_capacity(n);
                 while v.len() < n {
                     let u1 = 1.0 - g.uniform(53); // (0, 1]
                     let u2 = g.uniform(53);

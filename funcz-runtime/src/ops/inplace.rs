@@ -14,6 +14,7 @@ use std::any::Any;
 use crate::dims::Dims;
 use crate::element::{Element, FloatElement, Scalar};
 use crate::layout::broadcast_shapes;
+use crate::storage::huge;
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
@@ -285,7 +286,7 @@ impl<T: Element> Tensor<T> {
         trace::op(
             "fill",
             || vec![self.to_arg(), scalar_arg(value)],
-            || Tensor::from_contiguous(vec![value; self.numel()], self.shape()),
+            || Tensor::from_contiguous(huge::filled(value, self.numel()), self.shape()),
         )
     }
 
@@ -295,7 +296,7 @@ impl<T: Element> Tensor<T> {
         trace::op(
             "zero",
             || vec![self.to_arg()],
-            || Tensor::from_contiguous(vec![T::zero(); self.numel()], self.shape()),
+            || Tensor::from_contiguous(huge::zeroed(T::zero(), self.numel()), self.shape()),
         )
     }
 }

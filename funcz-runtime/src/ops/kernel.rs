@@ -15,7 +15,7 @@ use std::sync::{Arc, RwLockReadGuard};
 use crate::dims::{Dims, MAX_DIMS};
 use crate::element::Element;
 use crate::layout::{Layout, broadcast_layout, broadcast_shapes};
-use crate::storage::Storage;
+use crate::storage::{Storage, huge};
 use crate::tensor::Tensor;
 
 use super::operand::OperandRef;
@@ -493,13 +493,13 @@ fn map_layout<T: Element, F: Fn(T) -> T, const W: bool>(
     let n = layout.numel();
     if layout.is_contiguous() {
         let o = layout.offset;
-        let mut out = Vec::with_capacity(n);
+        let mut out = huge::with_capacity(n);
         wide::map_push::<T, F, W>(&mut out, &data[o..o + n], &f);
         out
     } else if n == 0 {
         Vec::new()
     } else {
-        let mut out = Vec::with_capacity(n);
+        let mut out = huge::with_capacity(n);
         let w = Walk::new(&layout.shape, [&layout.strides], false);
         w.rows([layout.offset], |[o]| {
             push_unary::<T, F, W>(&mut out, data, o, w.inner[0], w.n, &f)
@@ -544,7 +544,7 @@ fn map2<T: Element, F: Fn(T, T) -> T, const W: bool>(
     f: F,
 ) -> Vec<T> {
     let n = shape.iter().product::<usize>();
-    let mut out = Vec::with_capacity(n);
+    let mut out = huge::with_capacity(n);
     if n == 0 {
         return out;
     }
@@ -575,7 +575,7 @@ pub(crate) fn binary_values<T: Element, F: Fn(T, T) -> T>(
             let n = la.numel();
             let sa = &da[la.offset..la.offset + n];
             let sb = &db[lb.offset..lb.offset + n];
-            let mut out = Vec::with_capacity(n);
+            let mut out = huge::with_capacity(n);
             wide::zip_push::<T, F, WIDE>(&mut out, sa, sb, &f);
             out
         } else {
@@ -617,7 +617,7 @@ pub(crate) fn ternary_values<T: Element, F: Fn(T, T, T) -> T>(
     let (la, lb, lc) = (&a.layout, &b.layout, &c.layout);
     let n = shape.iter().product::<usize>();
     let vals = with_reads([a, b, c], |[da, db, dc]| {
-        let mut out = Vec::with_capacity(n);
+        let mut out = huge::with_capacity(n);
         if n == 0 {
             return out;
         }

@@ -6,6 +6,7 @@ use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
 
 use crate::element::Element;
 use crate::layout::{broadcast_shapes, contiguous_strides};
+use crate::storage::huge;
 use crate::tensor::Tensor;
 use crate::trace::{self, ToArg};
 
@@ -123,7 +124,7 @@ fn matmul_impl<T: Element>(a: &Tensor<T>, b: &Tensor<T>) -> Tensor<T> {
         out_shape.push(m);
     }
     let nbatch: usize = batch.iter().product();
-    let mut out = vec![T::zero(); nbatch * n * m];
+    let mut out = huge::zeroed(T::zero(), nbatch * n * m);
     if out.is_empty() || k == 0 {
         return Tensor::from_contiguous(out, &out_shape);
     }

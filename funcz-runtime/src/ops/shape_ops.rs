@@ -8,6 +8,7 @@ use std::borrow::Borrow;
 use crate::args::{AsI64, IntoShape};
 use crate::element::Element;
 use crate::layout::Layout;
+use crate::storage::huge;
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
@@ -567,7 +568,7 @@ impl<T: Element> Tensor<T> {
         trace::op(
             "empty",
             || vec![shape.to_arg()],
-            || Tensor::from_contiguous(vec![T::zero(); n], shape),
+            || Tensor::from_contiguous(huge::zeroed(T::zero(), n), shape),
         )
     }
 
@@ -585,7 +586,7 @@ impl<T: Element> Tensor<T> {
         trace::op(
             "empty_like",
             || vec![self.to_arg()],
-            || Tensor::from_contiguous(vec![T::zero(); self.numel()], self.shape()),
+            || Tensor::from_contiguous(huge::zeroed(T::zero(), self.numel()), self.shape()),
         )
     }
 }

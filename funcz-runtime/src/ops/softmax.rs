@@ -2,6 +2,7 @@
 
 use crate::args::AsI64;
 use crate::element::{Element, FloatElement};
+use crate::storage::huge;
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
@@ -81,7 +82,7 @@ fn softmax_values<T: FloatElement>(t: &Tensor<T>, dim: usize, log: bool) -> Vec<
     if inner == 1 {
         // Contiguous lanes (the last dim, the common case): read the input
         // in place if it is row-major, one pass per lane into the output.
-        let mut out = vec![T::zero(); n];
+        let mut out = huge::zeroed(T::zero(), n);
         if t.layout.is_contiguous() {
             let g = t.storage.read();
             let src = &g[t.layout.offset..t.layout.offset + n];

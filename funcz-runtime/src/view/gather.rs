@@ -4,12 +4,13 @@
 
 use crate::element::Scalar;
 use crate::layout::Layout;
+use crate::storage::huge;
 use crate::tensor::Tensor;
 
 /// The elements of `layout` inside `data`, row-major. Copies whole rows
 /// when the innermost stride is 1.
 pub(crate) fn gather_from<T: Scalar>(data: &[T], layout: &Layout) -> Vec<T> {
-    let mut out = Vec::with_capacity(layout.numel());
+    let mut out = huge::with_capacity(layout.numel());
     append_from(&mut out, data, layout);
     out
 }
