@@ -1,7 +1,11 @@
-//! Macro invocations: arguments that are expressions are lowered like
-//! any code, implicit format captures of tracked tensors are passed by
-//! name, and views stored into collections before a mutation are refused.
+//! Macro invocations. A macro not known to only read its arguments
+//! (`bump!(b)`) is watched like an opaque call; the arguments of any other
+//! are lowered like any code, implicit format captures of tracked tensors
+//! are passed by name, and views stored into collections before a mutation
+//! are refused.
 
+use super::opaque::watched_block;
+use super::resolve::read_only_macro;
 #[allow(unused_imports)]
 use super::*;
 
@@ -15,12 +19,7 @@ impl Lowerer<'_> {
     pub(super) fn lower_macro_expr(&mut self, e: &mut Expr) {
         let Expr::Macro(m) = e else { return };
         match self.watched_macro(&mut m.mac) {
-            Some((before, after)) if !(before.is_empty() && after.is_empty()) => {
-                let r = tmp("__fz_call");
-                let call = e.clone();
-                *e = pq!({ #(#before)* let #r = #call; #(#after)* #r });
-            }
-            Some(_) => {}
+            Some((before, after)) => *e = watched_block(before, e.clone(), after, false),
             None => self.lower_macro(&mut m.mac),
         }
     }
@@ -37,15 +36,11 @@ impl Lowerer<'_> {
                 out
             }
             Some((before, after)) if !(before.is_empty() && after.is_empty()) => {
-                let r = tmp("__fz_call");
                 let call = Expr::Macro(syn::ExprMacro {
                     attrs: m.attrs,
                     mac: m.mac,
                 });
-                vec![Stmt::Expr(
-                    pq!({ #(#before)* let #r = #call; #(#after)* #r }),
-                    None,
-                )]
+                vec![Stmt::Expr(watched_block(before, call, after, false), None)]
             }
             Some(_) => vec![Stmt::Macro(m)],
             None => {
@@ -106,11 +101,7 @@ impl Lowerer<'_> {
             for a in args.iter_mut() {
                 self.visit_expr_mut(a);
             }
-            let known =
-                mac.path.segments.last().is_some_and(|s| {
-                    resolve::READ_ONLY_MACROS.contains(&s.ident.to_string().as_str())
-                });
-            let extra = self.capture_args(&args, known);
+            let extra = self.capture_args(&args, read_only_macro(mac));
             mac.tokens = if extra.is_empty() {
                 args.to_token_stream()
             } else {
@@ -194,11 +185,7 @@ impl Lowerer<'_> {
         scan_tokens(mac.tokens.clone(), &mut |_, ident: &Ident| {
             names.push(ident.clone())
         });
-        let read_only = mac
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| resolve::READ_ONLY_MACROS.contains(&s.ident.to_string().as_str()));
+        let read_only = read_only_macro(mac);
         for ident in names {
             let Some(id) = self.scopes.lookup(&ident.to_string()) else {
                 continue;

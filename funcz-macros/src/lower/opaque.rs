@@ -9,25 +9,14 @@
 use super::*;
 
 impl Lowerer<'_> {
-    /// A call the macro cannot see into: tracked tensors passed to it may
-    /// come back mutated (checked with the storage version counter).
+    /// A call the macro cannot see into: tracked tensors passed to it are
+    /// watched (`rt::watch`): they may come back mutated, or kept.
     pub(super) fn opaque_call(&mut self, e: &mut Expr) {
         let discarded = self.discarded.take() == Some(&*e as *const Expr);
         let name = call_name(e);
         let span = e.span();
         let (before, after) = self.opaque_parts(e, &name, span);
-        if before.is_empty() && after.is_empty() {
-            return;
-        }
-        let call = e.clone();
-        *e = if discarded {
-            // Dropped before the watch: a handle in the unused result is
-            // not kept.
-            pq!({ #(#before)* let _ = #call; #(#after)* })
-        } else {
-            let r = tmp("__fz_call");
-            pq!({ #(#before)* let #r = #call; #(#after)* #r })
-        };
+        *e = watched_block(before, e.clone(), after, discarded);
     }
 
     /// The statements that go before and after an opaque call `e` (named
@@ -253,17 +242,11 @@ impl Lowerer<'_> {
     ) {
         // A view handed to the call: `(view, by &mut, by value)`.
         let view_arg = |a: &Expr| -> Option<(Expr, bool, bool)> {
-            let is_view = |e: &Expr| {
-                matches!(e, Expr::MethodCall(m) if matches!(
-                    optable::lookup(&m.method.to_string()).map(|i| i.kind),
-                    Some(OpKind::View { .. } | OpKind::MaybeView { .. })
-                ))
-            };
             match a {
-                Expr::Reference(r) if is_view(&r.expr) => {
+                Expr::Reference(r) if is_view_call(&r.expr) => {
                     Some(((*r.expr).clone(), r.mutability.is_some(), false))
                 }
-                _ if is_view(a) => Some((a.clone(), false, true)),
+                _ if is_view_call(a) => Some((a.clone(), false, true)),
                 _ => None,
             }
         };
@@ -280,11 +263,7 @@ impl Lowerer<'_> {
                 // mode the write-back records the update, so the root's
                 // other aliases are regenerated).
                 let recv = (*m.receiver).clone();
-                let view_recv = matches!(&recv, Expr::MethodCall(r) if matches!(
-                    optable::lookup(&r.method.to_string()).map(|i| i.kind),
-                    Some(OpKind::View { .. } | OpKind::MaybeView { .. })
-                ));
-                if view_recv && self.is_tensor_expr(&recv) {
+                if is_view_call(&recv) && self.is_tensor_expr(&recv) {
                     let rt = rt();
                     let t = format_ident!("__fz_recv", span = Span::mixed_site());
                     let ver = format_ident!("__fz_recv_version", span = Span::mixed_site());
@@ -375,6 +354,26 @@ impl Lowerer<'_> {
     fn view_kept_matters(&self, view: &Expr) -> bool {
         self.view_chain_root(view)
             .is_some_and(|r| self.mutated_later(r))
+    }
+}
+
+/// `call` between the statements that watch it: `{ before; let r = call;
+/// after; r }`, or `call` itself when there are none. A `discarded` result
+/// is dropped before the watch (`let _ = call;`): a handle in an unused
+/// result is not kept.
+pub(super) fn watched_block(
+    before: Vec<Stmt>,
+    call: Expr,
+    after: Vec<Stmt>,
+    discarded: bool,
+) -> Expr {
+    if before.is_empty() && after.is_empty() {
+        call
+    } else if discarded {
+        pq!({ #(#before)* let _ = #call; #(#after)* })
+    } else {
+        let r = tmp("__fz_call");
+        pq!({ #(#before)* let #r = #call; #(#after)* #r })
     }
 }
 

@@ -64,6 +64,14 @@ pub(crate) const READ_ONLY_MACROS: &[&str] = &[
     "error",
 ];
 
+/// Whether `mac` is one of [`READ_ONLY_MACROS`] (by its last segment).
+pub(crate) fn read_only_macro(mac: &syn::Macro) -> bool {
+    mac.path
+        .segments
+        .last()
+        .is_some_and(|s| READ_ONLY_MACROS.contains(&s.ident.to_string().as_str()))
+}
+
 pub(crate) trait Resolve {
     fn scopes(&self) -> &Scopes;
     fn places(&self) -> &[(String, Option<usize>, usize)];
@@ -474,8 +482,7 @@ pub(crate) trait Resolve {
     /// Input: `bump!(b, x.narrow(0, 0, 1), 2.0)`
     /// Output: `bump(&mut b, &x.narrow(0, 0, 1), 2.0)` and `[true, true, false]`.
     fn macro_as_call(&self, mac: &syn::Macro) -> Option<(Expr, Vec<bool>)> {
-        let name = mac.path.segments.last()?.ident.to_string();
-        if READ_ONLY_MACROS.contains(&name.as_str()) {
+        if read_only_macro(mac) {
             return None;
         }
         let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;

@@ -524,108 +524,46 @@ impl<T: FloatElement> Ops<T> {
     };
 }
 
-/// Every op's functions for one element type, as one value: each
-/// [`Element`] type's table is a `static` of funcz-runtime
-/// ([`Element::fuse_table`]), so the ops' generic functions are compiled
-/// there, once, and not again in every crate that builds a [`Fusion`]
-/// (a 1,000-op chain's crate compiled every op's functional, in-place and
-/// block functions for its element type; now it only calls them).
-#[doc(hidden)]
-#[allow(non_snake_case)]
-pub struct FuseTable<T: Element> {
-    ADD: OpFns<T>,
-    SUB: OpFns<T>,
-    MUL: OpFns<T>,
-    DIV: OpFns<T>,
-    ADD_SCALED: OpFns<T>,
-    SUB_SCALED: OpFns<T>,
-    NEG: OpFns<T>,
-    ABS: OpFns<T>,
-    RELU: OpFns<T>,
-    SIGN: OpFns<T>,
-    ZERO: OpFns<T>,
-    FILL: OpFns<T>,
-    CLAMP: OpFns<T>,
-    CLAMP_UNBOUNDED: OpFns<T>,
-    CLAMP_MIN: OpFns<T>,
-    CLAMP_MAX: OpFns<T>,
-}
+/// A table of every listed op's functions for one element type, and its
+/// `NEW` value, from one list of the ops' names.
+macro_rules! fuse_table {
+    ($(#[$doc:meta])* $name:ident<T: $bound:ident> { $($op:ident),* $(,)? }) => {
+        $(#[$doc])*
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        pub struct $name<T: $bound> {
+            $($op: OpFns<T>,)*
+        }
 
-impl<T: Element> FuseTable<T> {
-    /// The table of `T`.
-    pub const NEW: Self = FuseTable {
-        ADD: Ops::<T>::ADD,
-        SUB: Ops::<T>::SUB,
-        MUL: Ops::<T>::MUL,
-        DIV: Ops::<T>::DIV,
-        ADD_SCALED: Ops::<T>::ADD_SCALED,
-        SUB_SCALED: Ops::<T>::SUB_SCALED,
-        NEG: Ops::<T>::NEG,
-        ABS: Ops::<T>::ABS,
-        RELU: Ops::<T>::RELU,
-        SIGN: Ops::<T>::SIGN,
-        ZERO: Ops::<T>::ZERO,
-        FILL: Ops::<T>::FILL,
-        CLAMP: Ops::<T>::CLAMP,
-        CLAMP_UNBOUNDED: Ops::<T>::CLAMP_UNBOUNDED,
-        CLAMP_MIN: Ops::<T>::CLAMP_MIN,
-        CLAMP_MAX: Ops::<T>::CLAMP_MAX,
+        impl<T: $bound> $name<T> {
+            /// The table of `T`.
+            pub const NEW: Self = $name {
+                $($op: Ops::<T>::$op,)*
+            };
+        }
     };
 }
 
-/// [`FuseTable`] for the ops of floating-point types only
-/// ([`FloatElement::float_fuse_table`]).
-#[doc(hidden)]
-#[allow(non_snake_case)]
-pub struct FloatFuseTable<T: FloatElement> {
-    HARDTANH: OpFns<T>,
-    SQRT: OpFns<T>,
-    RSQRT: OpFns<T>,
-    RECIPROCAL: OpFns<T>,
-    EXP: OpFns<T>,
-    LOG: OpFns<T>,
-    SIGMOID: OpFns<T>,
-    TANH: OpFns<T>,
-    SIN: OpFns<T>,
-    COS: OpFns<T>,
-    ERF: OpFns<T>,
-    FLOOR: OpFns<T>,
-    ROUND: OpFns<T>,
-    POW: OpFns<T>,
-    POW_SCALAR: OpFns<T>,
-    ADDCMUL: OpFns<T>,
-    ADDCDIV: OpFns<T>,
-    ADDCMUL1: OpFns<T>,
-    ADDCDIV1: OpFns<T>,
-    LERP: OpFns<T>,
-    LERP_SCALAR: OpFns<T>,
+fuse_table! {
+    /// Every op's functions for one element type, as one value: each
+    /// [`Element`] type's table is a `static` of funcz-runtime
+    /// ([`Element::fuse_table`]), so the ops' generic functions are compiled
+    /// there, once, and not again in every crate that builds a [`Fusion`]
+    /// (a 1,000-op chain's crate compiled every op's functional, in-place and
+    /// block functions for its element type; now it only calls them).
+    FuseTable<T: Element> {
+        ADD, SUB, MUL, DIV, ADD_SCALED, SUB_SCALED, NEG, ABS, RELU, SIGN, ZERO, FILL, CLAMP,
+        CLAMP_UNBOUNDED, CLAMP_MIN, CLAMP_MAX,
+    }
 }
 
-impl<T: FloatElement> FloatFuseTable<T> {
-    /// The table of `T`.
-    pub const NEW: Self = FloatFuseTable {
-        HARDTANH: Ops::<T>::HARDTANH,
-        SQRT: Ops::<T>::SQRT,
-        RSQRT: Ops::<T>::RSQRT,
-        RECIPROCAL: Ops::<T>::RECIPROCAL,
-        EXP: Ops::<T>::EXP,
-        LOG: Ops::<T>::LOG,
-        SIGMOID: Ops::<T>::SIGMOID,
-        TANH: Ops::<T>::TANH,
-        SIN: Ops::<T>::SIN,
-        COS: Ops::<T>::COS,
-        ERF: Ops::<T>::ERF,
-        FLOOR: Ops::<T>::FLOOR,
-        ROUND: Ops::<T>::ROUND,
-        POW: Ops::<T>::POW,
-        POW_SCALAR: Ops::<T>::POW_SCALAR,
-        ADDCMUL: Ops::<T>::ADDCMUL,
-        ADDCDIV: Ops::<T>::ADDCDIV,
-        ADDCMUL1: Ops::<T>::ADDCMUL1,
-        ADDCDIV1: Ops::<T>::ADDCDIV1,
-        LERP: Ops::<T>::LERP,
-        LERP_SCALAR: Ops::<T>::LERP_SCALAR,
-    };
+fuse_table! {
+    /// [`FuseTable`] for the ops of floating-point types only
+    /// ([`FloatElement::float_fuse_table`]).
+    FloatFuseTable<T: FloatElement> {
+        HARDTANH, SQRT, RSQRT, RECIPROCAL, EXP, LOG, SIGMOID, TANH, SIN, COS, ERF, FLOOR, ROUND,
+        POW, POW_SCALAR, ADDCMUL, ADDCDIV, ADDCMUL1, ADDCDIV1, LERP, LERP_SCALAR,
+    }
 }
 
 /// One recorded in-place op.

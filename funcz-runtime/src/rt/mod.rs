@@ -48,7 +48,7 @@ pub use inputs::{
 };
 pub use meta::{MultiMeta, ViewMeta};
 pub use output::{output, output_root};
-pub use own::{check_current, checked_can_donate_alias, own, own_alias, own_elem, own_root};
+pub use own::{check_current, own, own_alias, own_elem, own_root};
 pub use tracked::{
     Tracked, bind_view, bind_views, check_chain_copy, commit, commit_donated, commit_from,
     commit_root, donated_root, handle, meta_inplace, multi_view, read_view, resize_root,

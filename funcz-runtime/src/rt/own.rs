@@ -135,20 +135,6 @@ pub fn check_current<T: Element>(
     }
 }
 
-/// [`check_current`] then [`can_donate_alias`](super::can_donate_alias).
-#[track_caller]
-pub fn checked_can_donate_alias<T: Element>(
-    op: &str,
-    root: &Tensor<T>,
-    rstate: &Tracked,
-    value: &Tensor<T>,
-    state: &Tracked,
-    mode: super::Mode,
-) -> bool {
-    check_current(op, root, rstate, value, state, mode);
-    super::can_donate_alias(root, rstate, value, state)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
