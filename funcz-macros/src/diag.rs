@@ -179,7 +179,7 @@ pub(crate) fn field_assigned(cx: &Ctxt, left: &syn::Expr, key: &str, field: &str
 /// original then mutates `y` through `x`, which a root cannot follow.
 /// (funcz-ui/tests/ui/assign_view_to_root.rs)
 pub(crate) fn assign_alias_to_root(lw: &Lowerer<'_>, at: &impl ToTokens, id: usize, root: usize) {
-    let (x, y) = (lw.scopes.ident(id), lw.scopes.ident(root));
+    let (x, y) = (lw.shown(id), lw.shown(root));
     refuse(
         lw.cx,
         "assign_alias_to_root",
@@ -199,7 +199,7 @@ pub(crate) fn assign_alias_to_root(lw: &Lowerer<'_>, at: &impl ToTokens, id: usi
 /// mutates `x` through `a`, but an element of a destructured tuple is
 /// tracked as a tensor of its own. (funcz-ui/tests/ui/tuple_element_view.rs)
 pub(crate) fn tuple_element_alias(lw: &Lowerer<'_>, at: &impl ToTokens, id: usize, root: usize) {
-    let (a, x) = (lw.scopes.ident(id), lw.scopes.ident(root));
+    let (a, x) = (lw.shown(id), lw.shown(root));
     refuse(
         lw.cx,
         "tuple_element_alias",
@@ -225,7 +225,7 @@ pub(crate) fn view_rebound_to_other_base(lw: &Lowerer<'_>, right: &Expr, id: usi
         format!(
             "`{}` is a view, and this assigns it something that is not a view of the same tensor: \
              #[functionalize] tracks one base per variable",
-            lw.scopes.ident(id)
+            lw.shown(id)
         ),
         "use a new variable for the new value",
     );
@@ -247,8 +247,8 @@ pub(crate) fn stale_read_same_statement(
         format!(
             "`{}` is read after `{}` is mutated in the same statement; #[functionalize] regenerates views \
              between statements",
-            lw.scopes.ident(id),
-            lw.scopes.ident(root)
+            lw.shown(id),
+            lw.shown(root)
         ),
         "split the statement in two: do the in-place op first, then read the view",
     );
@@ -274,7 +274,7 @@ pub(crate) fn autograd_call(lw: &Lowerer<'_>, method: &Ident) {
 /// reads `v`, a view of `x`, which is mutated after the closure is made.
 /// (funcz-ui/tests/ui/closure_reads_mutated_alias.rs)
 pub(crate) fn closure_reads_mutated(lw: &Lowerer<'_>, at: &Expr, id: usize, root: usize) {
-    let (v, x) = (lw.scopes.ident(id), lw.scopes.ident(root));
+    let (v, x) = (lw.shown(id), lw.shown(root));
     refuse(
         lw.cx,
         "closure_reads_mutated",
@@ -315,7 +315,7 @@ pub(crate) fn ambiguous_view(lw: &Lowerer<'_>, at: &Expr, id: usize) {
         at,
         format!(
             "cannot tell statically which tensor `{}` is a view of, so its mutation cannot be written back",
-            lw.scopes.ident(id)
+            lw.shown(id)
         ),
         "make the view in one place after the branch (e.g. compute the index in the `if` and call `.narrow(..)` \
          once), or `.clone()` it in each branch",
@@ -334,7 +334,7 @@ pub(crate) fn mutation_through_elem_view(lw: &Lowerer<'_>, id: usize, coll: usiz
         format!(
             "`{name}` is a view of an element of `{}`: #[functionalize] cannot write a mutation through it back \
              into the element",
-            lw.scopes.ident(coll)
+            lw.shown(coll)
         ),
         "mutate through the element itself (`xs[i].narrow(..).add_(..)`), or `.clone()` the view if it should be \
          independent",
@@ -353,7 +353,7 @@ pub(crate) fn elem_view_goes_stale(lw: &Lowerer<'_>, alias: usize, coll: usize) 
         format!(
             "`{}` is mutated while `{name}`, a view of one of its elements, is in scope: #[functionalize] replaces \
              mutated elements, so `{name}` would go stale",
-            lw.scopes.ident(coll)
+            lw.shown(coll)
         ),
         "make the view after the mutation (or in a block that ends before it), index the element where it is \
          used, or `.clone()` the view if the old value is wanted",
@@ -424,7 +424,7 @@ pub(crate) fn resize_with_views(lw: &Lowerer<'_>, m: &syn::ExprMethodCall, id: u
         format!(
             "`resize_` on `{}`, which has views: #[functionalize] cannot keep them in sync with the resized \
              tensor",
-            lw.scopes.ident(id)
+            lw.shown(id)
         ),
         "resize before making views of it, or resize a `.clone()`",
     );
@@ -448,7 +448,7 @@ pub(crate) fn resize_of_view(lw: &Lowerer<'_>, m: &syn::ExprMethodCall) {
 /// stored view would not follow the later mutation.
 /// (funcz-ui/tests/ui/view_stored_in_vec.rs)
 pub(crate) fn view_stored(lw: &Lowerer<'_>, at: &Expr, root: usize) {
-    let x = lw.scopes.ident(root);
+    let x = lw.shown(root);
     refuse(
         lw.cx,
         "view_stored",

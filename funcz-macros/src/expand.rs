@@ -117,21 +117,44 @@ fn generate(
 /// tensors.
 fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, std::collections::HashSet<String>) {
     let mut bases: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut mutable: std::collections::HashSet<String> = std::collections::HashSet::new();
     for arg in &func.sig.inputs {
         match arg {
-            FnArg::Receiver(_) => {
+            FnArg::Receiver(r) => {
                 bases.insert("self".to_string());
+                let by_mut = match &r.kind {
+                    syn::ReceiverKind::Reference(_, _, m) => m.is_some(),
+                    syn::ReceiverKind::Typed(_, ty) => match &**ty {
+                        syn::Type::Reference(t) => t.mutability.is_some(),
+                        _ => r.mutability.is_some(),
+                    },
+                    _ => r.mutability.is_some(),
+                };
+                if by_mut {
+                    mutable.insert("self".to_string());
+                }
             }
             FnArg::Typed(pt) => {
                 if let Pat::Ident(pi) = &*pt.pat
                     && params::classify(&pt.ty).is_none()
                 {
                     bases.insert(pi.ident.to_string());
+                    let by_mut = match &*pt.ty {
+                        syn::Type::Reference(t) => t.mutability.is_some(),
+                        _ => pi.mutability.is_some(),
+                    };
+                    if by_mut {
+                        mutable.insert(pi.ident.to_string());
+                    }
                 }
             }
         }
     }
-    crate::places::find(&func.block, &bases)
+    let (mut places, params) = crate::places::find(&func.block, &bases);
+    for p in &mut places {
+        p.mutable = mutable.contains(&p.base);
+    }
+    (places, params)
 }
 
 /// For tests: the analysis' facts of `func`, code generation's facts
@@ -183,7 +206,13 @@ fn lower_fn(
     for (k, place) in places.iter().enumerate() {
         let ident = crate::inputs::place_ident(k);
         let e = &place.expr;
-        prologue.push(pq!(let #ident = ::funcz::rt::place_handle(&#e);));
+        // A list is borrowed for the whole body (its uses all go through
+        // the hidden variable); `rt::list` names the types it may be.
+        prologue.push(match (place.list, place.mutable) {
+            (false, _) => pq!(let #ident = ::funcz::rt::place_handle(&#e);),
+            (true, true) => pq!(let #ident = ::funcz::rt::list_mut(&mut #e);),
+            (true, false) => pq!(let #ident = ::funcz::rt::list(&#e);),
+        });
     }
     let tracked = |id: usize| lw.facts.mutated.contains(&id) || lw.facts.meta.contains(&id);
     let mut exit: Vec<Stmt> = Vec::new();
@@ -206,16 +235,22 @@ fn lower_fn(
     let many = inputs.len() + readers.len() > 1
         || inputs
             .iter()
-            .any(|(_, _, k)| matches!(k, ParamKind::Collection { .. }));
+            .any(|(_, _, k)| matches!(k, ParamKind::Collection { .. } | ParamKind::List { .. }));
     if any_tracked && many {
         let entries = inputs
             .iter()
-            .map(|(id, ident, _)| {
+            .map(|(id, ident, kind)| {
                 let n = match lw.places.iter().find(|(_, _, p)| p == id) {
                     Some((key, _, _)) => key.clone(),
                     None => ident.to_string(),
                 };
-                quote!((#n, &#ident as &dyn ::funcz::rt::InputKey))
+                match kind {
+                    ParamKind::List { .. } => quote!((
+                        #n,
+                        &::funcz::rt::TensorList::tensors(&*#ident) as &dyn ::funcz::rt::InputKey
+                    )),
+                    _ => quote!((#n, &#ident as &dyn ::funcz::rt::InputKey)),
+                }
             })
             .chain(
                 readers
@@ -284,6 +319,16 @@ fn lower_fn(
                 });
             }
             ParamKind::Optional => {}
+            ParamKind::List { passing } => {
+                prologue.push(pq!(let #input = #ident;));
+                prologue.push(pq!(let mut #ident = ::funcz::rt::list_handles(&*#input);));
+                exit.push(match passing {
+                    Passing::RefMut => {
+                        pq!(::funcz::rt::write_back_list(&mut *#input, &#ident[..]);)
+                    }
+                    _ => pq!(::funcz::rt::write_back_all(::funcz::rt::TensorList::tensors(#input), &#ident[..]);),
+                });
+            }
             ParamKind::Collection { passing, vec } => {
                 match passing {
                     Passing::Value => {

@@ -64,7 +64,8 @@ pub(crate) fn declare(
                 );
                 tracked.push((id, ident, ParamKind::Collection { passing, vec }));
             }
-            Some(ParamKind::Optional) => {
+            // (Only field places are lists.)
+            Some(ParamKind::Optional | ParamKind::List { .. }) => {
                 scopes.declare(&ident, Kind::Optional);
             }
             None => {
@@ -76,6 +77,22 @@ pub(crate) fn declare(
     for (k, place) in places.iter().enumerate() {
         let ident = place_ident(k);
         let base = scopes.lookup(&place.base);
+        if place.list {
+            let passing = if place.mutable {
+                Passing::RefMut
+            } else {
+                Passing::Ref
+            };
+            let id = scopes.declare(
+                &ident,
+                Kind::Coll {
+                    input: Some((passing, false)),
+                },
+            );
+            declared.push((place.key.clone(), base, id));
+            tracked.push((id, ident, ParamKind::List { passing }));
+            continue;
+        }
         let id = scopes.declare(
             &ident,
             Kind::Root {

@@ -26,6 +26,12 @@ pub(crate) enum ParamKind {
         passing: Passing,
         vec: bool,
     },
+    /// A list of tensors held in a field (`opt.m`, a `Vec<Tensor>` or
+    /// `[Tensor; N]`), borrowed for the body: `RefMut` when the struct is
+    /// reached mutably.
+    List {
+        passing: Passing,
+    },
     /// `Option<&Tensor>`, `Option<Tensor>`: the tensors it holds are read,
     /// never mutated.
     Optional,

@@ -37,6 +37,13 @@ pub(crate) struct Place {
     pub base: String,
     /// The place expression itself (for the entry handle).
     pub expr: Expr,
+    /// A list of tensors (`opt.m` of `opt.m[i].mul_(..)`, a `Vec<Tensor>`
+    /// field), tracked like a collection input, rather than a tensor.
+    pub list: bool,
+    /// Whether the base is reached mutably (`&mut self`, `c: &mut Cache`,
+    /// `mut c: Cache`): a list place is then borrowed `&mut` and may change
+    /// length (`opt.m.push(..)`).
+    pub mutable: bool,
 }
 
 /// The base and the `.`-joined path of a field chain (`c.a.b` gives
@@ -90,30 +97,97 @@ fn next_link(mut e: &Expr) -> Option<*const syn::ExprMethodCall> {
     }
 }
 
+/// The start of a receiver chain, as [`chain_start`] finds it.
+struct Start<'a> {
+    expr: &'a Expr,
+    /// The chain takes a view of (or a reference to) its start.
+    saw_view: bool,
+    /// The start is indexed (`opt.m` of `opt.m[i].mul_(..)`): a list.
+    indexed: bool,
+}
+
 /// Peels the views and in-place ops of a receiver chain down to its start.
-fn chain_start(mut e: &Expr) -> (&Expr, bool) {
+fn chain_start(mut e: &Expr) -> Start<'_> {
     let mut saw_view = false;
+    let mut indexed = false;
     loop {
         match e {
             Expr::MethodCall(m) => match op_kind(&m.method.to_string()) {
                 Some(OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. }) => {
                     saw_view = true;
+                    indexed = false;
                     e = &m.receiver;
                 }
-                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. }) => e = &m.receiver,
-                _ => return (e, saw_view),
+                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. }) => {
+                    indexed = false;
+                    e = &m.receiver;
+                }
+                _ => break,
             },
             Expr::Paren(p) => e = &p.expr,
             Expr::Group(g) => e = &g.expr,
-            Expr::Index(i) => e = &i.expr,
-            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => e = &u.expr,
+            Expr::Index(i) => {
+                indexed = true;
+                e = &i.expr;
+            }
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                indexed = false;
+                e = &u.expr;
+            }
             // `let r = &s.a;` names `s.a`.
             Expr::Reference(r) => {
                 saw_view = true;
+                indexed = false;
                 e = &r.expr;
             }
-            _ => return (e, saw_view),
+            _ => break,
         }
+    }
+    Start {
+        expr: e,
+        saw_view,
+        indexed,
+    }
+}
+
+/// The lists a `for` loop's pattern binds elements of: `(name, list)` for
+/// `for m in s.m.iter()`, `for (p, m) in ps.iter().zip(s.m.iter_mut())`,
+/// `for (i, m) in s.m.iter().enumerate()`, `for m in &s.m`.
+fn loop_elements<'a>(pat: &'a syn::Pat, e: &'a Expr, out: &mut Vec<(String, &'a Expr)>) {
+    let pat = match pat {
+        syn::Pat::Type(pt) => &*pt.pat,
+        p => p,
+    };
+    match e {
+        Expr::Reference(r) => loop_elements(pat, &r.expr, out),
+        Expr::Paren(p) => loop_elements(pat, &p.expr, out),
+        Expr::MethodCall(m) => match m.method.to_string().as_str() {
+            "iter" | "iter_mut" | "into_iter" => loop_elements(pat, &m.receiver, out),
+            "enumerate" => {
+                if let syn::Pat::Tuple(t) = pat
+                    && t.elems.len() == 2
+                {
+                    loop_elements(&t.elems[1], &m.receiver, out);
+                }
+            }
+            "zip" => {
+                if let syn::Pat::Tuple(t) = pat
+                    && t.elems.len() == 2
+                {
+                    loop_elements(&t.elems[0], &m.receiver, out);
+                    if let Some(a) = m.args.first() {
+                        loop_elements(&t.elems[1], a, out);
+                    }
+                }
+            }
+            _ => {}
+        },
+        Expr::Field(_) => {
+            if let syn::Pat::Ident(pi) = pat {
+                out.push((pi.ident.to_string(), e));
+            }
+        }
+        _ => {}
     }
 }
 
@@ -136,18 +210,19 @@ fn single_ident(e: &Expr) -> Option<String> {
 pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashSet<String>) {
     #[derive(Default)]
     struct Scan {
-        /// Chain starts of in-place ops.
-        mutated: Vec<Expr>,
-        /// `let v = <view chain of e>`: (v, e).
-        view_lets: Vec<(String, Expr)>,
+        /// Chain starts of in-place ops (and whether they are indexed).
+        mutated: Vec<(Expr, bool)>,
+        /// `let v = <view chain of e>` and loop variables over `e`'s
+        /// elements: (v, e, whether `v` is an element of the list `e`).
+        view_lets: Vec<(String, Expr, bool)>,
         /// Places of compound assignments (`s.w -= &g`, `st.step += 1.0`).
-        compound: Vec<Expr>,
+        compound: Vec<(Expr, bool)>,
         /// Places used as tensors: receivers of a method of the op table,
         /// and operands taken by reference (`&s.w`).
         tensor_uses: HashSet<String>,
         /// Inner links of the chain being visited, with its start (and
         /// the start's text); keys are the links' addresses in the body.
-        chain_links: std::collections::HashMap<*const syn::ExprMethodCall, (Expr, String)>,
+        chain_links: std::collections::HashMap<*const syn::ExprMethodCall, (Expr, String, bool)>,
     }
     impl<'ast> Visit<'ast> for Scan {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
@@ -157,30 +232,30 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
                 // the outermost link, and handed down (a scan from every
                 // link of a 1,000-op chain was quadratic).
                 let key: *const syn::ExprMethodCall = m;
-                let (start, text) = match self.chain_links.remove(&key) {
+                let (start, text, indexed) = match self.chain_links.remove(&key) {
                     Some(known) => known,
                     None => {
-                        let start = chain_start(&m.receiver).0.clone();
-                        let text = start.to_token_stream().to_string();
-                        (start, text)
+                        let start = chain_start(&m.receiver);
+                        let text = start.expr.to_token_stream().to_string();
+                        (start.expr.clone(), text, start.indexed)
                     }
                 };
                 if matches!(
                     kind,
                     Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize)
                 ) {
-                    self.mutated.push(start.clone());
+                    self.mutated.push((start.clone(), indexed));
                 }
                 self.tensor_uses.insert(text.clone());
                 if let Some(next) = next_link(&m.receiver) {
-                    self.chain_links.insert(next, (start, text));
+                    self.chain_links.insert(next, (start, text, indexed));
                 }
             }
             visit::visit_expr_method_call(self, m);
         }
         fn visit_local(&mut self, l: &'ast syn::Local) {
             if let Some(init) = &l.init {
-                let (start, saw_view) = chain_start(&init.expr);
+                let start = chain_start(&init.expr);
                 let name = match &l.pat {
                     syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
                     syn::Pat::Type(pt) => match &*pt.pat {
@@ -189,17 +264,25 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
                     },
                     _ => None,
                 };
-                if let (true, Some(name)) = (saw_view, name) {
-                    self.view_lets.push((name, start.clone()));
+                if let (true, Some(name)) = (start.saw_view, name) {
+                    self.view_lets
+                        .push((name, start.expr.clone(), start.indexed));
                 }
             }
             visit::visit_local(self, l);
         }
-        // `for r in s.b.unbind(0) { r.mul_(..) }`: `r` views `s.b`.
+        // `for r in s.b.unbind(0) { r.mul_(..) }`: `r` views `s.b`;
+        // `for m in s.m.iter() { m.mul_(..) }`: `m` is an element of `s.m`.
         fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
-            let (start, saw_view) = chain_start(&f.expr);
-            if let (true, syn::Pat::Ident(pi)) = (saw_view, &*f.pat) {
-                self.view_lets.push((pi.ident.to_string(), start.clone()));
+            let start = chain_start(&f.expr);
+            if let (true, syn::Pat::Ident(pi)) = (start.saw_view, &*f.pat) {
+                self.view_lets
+                    .push((pi.ident.to_string(), start.expr.clone(), false));
+            }
+            let mut elements = Vec::new();
+            loop_elements(&f.pat, &f.expr, &mut elements);
+            for (name, list) in elements {
+                self.view_lets.push((name, list.clone(), true));
             }
             visit::visit_expr_for_loop(self, f);
         }
@@ -212,7 +295,8 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
                     | syn::BinOp::MulAssign(_)
                     | syn::BinOp::DivAssign(_)
             ) {
-                self.compound.push(chain_start(&b.left).0.clone());
+                let start = chain_start(&b.left);
+                self.compound.push((start.expr.clone(), start.indexed));
             }
             visit::visit_expr_binary(self, b);
         }
@@ -227,24 +311,42 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
     // A compound assignment mutates a tensor only if the place is one: a
     // field's type is unknown (`st.step += 1.0` may be an `f64`), so a
     // field counts when the body also uses it as a tensor.
-    for e in std::mem::take(&mut scan.compound) {
-        if single_ident(&e).is_some() || scan.tensor_uses.contains(&e.to_token_stream().to_string())
-        {
-            scan.mutated.push(e);
+    // An element (`s.m[i] -= &g`) counts when an in-place op also
+    // updates an element of that list (`s.m[i].mul_(..)`): a list of
+    // numbers is indexed and compound-assigned too.
+    let updated_lists: HashSet<String> = scan
+        .mutated
+        .iter()
+        .filter(|(_, indexed)| *indexed)
+        .map(|(e, _)| e.to_token_stream().to_string())
+        .collect();
+    for (e, indexed) in std::mem::take(&mut scan.compound) {
+        let text = e.to_token_stream().to_string();
+        let used = if indexed {
+            updated_lists.contains(&text)
+        } else {
+            scan.tensor_uses.contains(&text)
+        };
+        if single_ident(&e).is_some() || used {
+            scan.mutated.push((e, indexed));
         }
     }
-    let mut starts: Vec<Expr> = scan.mutated.clone();
+    let mut starts: Vec<(Expr, bool)> = scan.mutated.clone();
     // Names mutated directly or through a `let` (or loop variable) viewing
     // them, transitively: `let v = r.alias(); v.mul_(..)` with `r` a view
     // of `s.b` mutates `s.b`.
-    let mut names: HashSet<String> = scan.mutated.iter().filter_map(single_ident).collect();
+    let mut names: HashSet<String> = scan
+        .mutated
+        .iter()
+        .filter_map(|(e, _)| single_ident(e))
+        .collect();
     let mut done: HashSet<usize> = HashSet::new();
     loop {
         let before = done.len();
-        for (k, (name, start)) in scan.view_lets.iter().enumerate() {
+        for (k, (name, start, indexed)) in scan.view_lets.iter().enumerate() {
             if !done.contains(&k) && names.contains(name) {
                 done.insert(k);
-                starts.push(start.clone());
+                starts.push((start.clone(), *indexed));
                 if let Some(n) = single_ident(start) {
                     names.insert(n);
                 }
@@ -256,23 +358,28 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
     }
     let mut out: Vec<Place> = Vec::new();
     let mut params = HashSet::new();
-    for e in &starts {
+    for (e, indexed) in &starts {
         if let Some(name) = single_ident(e)
+            && !indexed
             && bases.contains(&name)
         {
             params.insert(name);
         }
     }
-    for e in starts {
+    for (e, indexed) in starts {
         if let Some((base, key)) = place_key(&e)
             && bases.contains(&base)
-            && !out.iter().any(|p| p.key == key)
         {
-            out.push(Place {
-                key,
-                base,
-                expr: e.clone(),
-            });
+            match out.iter_mut().find(|p| p.key == key) {
+                Some(p) => p.list |= indexed,
+                None => out.push(Place {
+                    key,
+                    base,
+                    expr: e.clone(),
+                    list: indexed,
+                    mutable: false,
+                }),
+            }
         }
     }
     // A place inside another (`self.a` and `self.a.b`) cannot both be

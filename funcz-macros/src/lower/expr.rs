@@ -35,6 +35,12 @@ impl Lowerer<'_> {
                     matches!(self.scopes.kind(id), Kind::Coll { input: Some(_) })
                 }) =>
             {
+                // `s.m[i]` of a list held in a field: index its `Vec`.
+                if matches!(&*ix.expr, Expr::Field(_)) {
+                    let id = self.binding_of(&ix.expr).expect("checked");
+                    let v = self.var(id);
+                    *ix.expr = pq!(#v);
+                }
                 self.visit_expr_mut(&mut ix.index);
             }
             // `p[k]` of a multi-output view read with a literal or variable
@@ -333,6 +339,9 @@ impl Lowerer<'_> {
     pub(super) fn use_binding_inner(&mut self, id: usize, e: &mut Expr) {
         let ident = self.var(id);
         match self.scopes.kind(id).clone() {
+            // `s.m` of a list held in a field: its `Vec` of handles (or,
+            // untracked, the field's borrow).
+            Kind::Coll { .. } if matches!(e, Expr::Field(_)) => *e = pq!(#ident),
             Kind::Root { input: Some(p), .. } if self.tracked_root(id) => match p {
                 Passing::Ref => *e = parse_quote_spanned_ref(&ident, false),
                 Passing::RefMut => *e = parse_quote_spanned_ref(&ident, true),

@@ -27,6 +27,15 @@ impl Lowerer<'_> {
         }
     }
 
+    /// The name a message shows for binding `id`: a field place's path
+    /// (`opt.m`), not its hidden variable.
+    pub(crate) fn shown(&self, id: usize) -> String {
+        match self.places.iter().find(|(_, _, p)| *p == id) {
+            Some((key, _, _)) => key.clone(),
+            None => self.scopes.ident(id).to_string(),
+        }
+    }
+
     pub(super) fn copies(&self) -> bool {
         self.copies
     }

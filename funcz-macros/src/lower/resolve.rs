@@ -216,7 +216,7 @@ pub(crate) trait Resolve {
         match e {
             Expr::Reference(r) => self.iter_shape(&r.expr),
             Expr::Paren(p) => self.iter_shape(&p.expr),
-            Expr::Path(_) => {
+            Expr::Path(_) | Expr::Field(_) => {
                 let id = self.binding_of(e)?;
                 matches!(self.scopes().kind(id), Kind::Coll { .. }).then_some(IterShape::Coll(id))
             }

@@ -26,6 +26,7 @@ mod exit;
 mod fuse;
 mod fuse_kernel;
 mod inputs;
+mod list;
 mod meta;
 mod output;
 mod own;
@@ -46,6 +47,7 @@ pub use inputs::{
     owned, place_handle, rebind, released, write_back, write_back_all, write_back_layout,
     write_back_mut, write_back_owned, write_back_vec,
 };
+pub use list::{TensorList, list, list_handles, list_mut, write_back_list};
 pub use meta::{MultiMeta, ViewMeta};
 pub use output::{output, output_root};
 pub use own::{check_current, own, own_alias, own_elem, own_root};

@@ -1,5 +1,6 @@
-// An element of a `Vec<Tensor>` field (an optimizer's state) updated in
-// place: the field is not a tensor place; the help moves the update into a
+// An element of a `Vec<Tensor>` field of a struct made in the function
+// (not reached from a parameter or `self`) updated in place: the field is
+// not a place #[functionalize] tracks; the help moves the update into a
 // function given the collection as a slice.
 use funcz::{functionalize, Tensor};
 
@@ -8,7 +9,10 @@ pub struct Momentum {
 }
 
 #[functionalize]
-fn step(opt: &mut Momentum, p: &mut [Tensor], g: &[Tensor]) {
+fn step(p: &mut [Tensor], g: &[Tensor]) {
+    let opt = Momentum {
+        m: p.iter().map(|t| t.zeros_like()).collect(),
+    };
     for i in 0..p.len() {
         opt.m[i].mul_(0.9).add_(&g[i]);
         p[i].sub_(&opt.m[i]);

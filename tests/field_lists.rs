@@ -1,0 +1,347 @@
+//! Lists of tensors held in struct fields (`opt.m[i].mul_(..)`, an
+//! optimizer's per-parameter state, a `Vec` of KV caches in a module):
+//! tracked like a collection input, read at entry, written back at every
+//! exit, against the unannotated original in both modes.
+//!
+//! Before, `opt.m[i].mul_(..)` was refused ("a value #[functionalize]
+//! cannot track", help: pass the list as a slice parameter).
+
+mod common;
+
+use common::iota;
+use funcz::{Tensor, functionalize};
+
+pub struct Momentum {
+    pub m: Vec<Tensor>,
+    pub beta: f32,
+    pub steps: usize,
+}
+
+pub struct Adam {
+    pub m: Vec<Tensor>,
+    pub v: Vec<Tensor>,
+    pub t: i32,
+    pub lr: f32,
+}
+
+pub struct Pair {
+    pub bufs: [Tensor; 2],
+}
+
+pub struct Outer {
+    pub state: Momentum,
+}
+
+/// The values of a list of tensors.
+fn vals(ts: &[Tensor]) -> Vec<Vec<f32>> {
+    ts.iter().map(|t| t.to_vec()).collect()
+}
+
+fn momentum(lens: &[usize]) -> Momentum {
+    Momentum {
+        m: lens.iter().map(|&n| iota(&[n])).collect(),
+        beta: 0.9,
+        steps: 0,
+    }
+}
+
+fn params(lens: &[usize]) -> Vec<Tensor> {
+    lens.iter().map(|&n| iota(&[n]).mul(0.5)).collect()
+}
+
+fn grads(lens: &[usize]) -> Vec<Tensor> {
+    lens.iter().map(|&n| iota(&[n]).add(1.0)).collect()
+}
+
+/// Runs the three variants of a step on fresh state and checks the state,
+/// the parameters, the other fields and the result agree with the
+/// original's (and that the original changed the state).
+fn check_step<R: PartialEq + std::fmt::Debug>(
+    name: &str,
+    lens: &[usize],
+    f: [fn(&mut Momentum, &mut [Tensor], &[Tensor]) -> R; 3],
+) {
+    let run = |f: fn(&mut Momentum, &mut [Tensor], &[Tensor]) -> R| {
+        let mut opt = momentum(lens);
+        let caller_m: Vec<Tensor> = opt.m.iter().map(|t| t.shallow_clone()).collect();
+        let mut p = params(lens);
+        let g = grads(lens);
+        let r = f(&mut opt, &mut p, &g);
+        // The caller's handles to the state see the update (the same
+        // tensors were updated, not replaced).
+        let shared = vals(&caller_m[..caller_m.len().min(opt.m.len())]);
+        (vals(&opt.m), vals(&p), opt.steps, opt.m.len(), shared, r)
+    };
+    let want = run(f[0]);
+    assert_ne!(
+        want.0,
+        vals(&momentum(lens).m),
+        "{name}: the original updates the state"
+    );
+    assert_eq!(run(f[1]), want, "{name}: mutations mode");
+    assert_eq!(run(f[2]), want, "{name}: mutations_and_views mode");
+}
+
+// The repro of the refusal: SGD with momentum on a `Vec<Tensor>` field.
+variants!(sgd, sgd_f, sgd_fv; fn (opt: &mut Momentum, p: &mut [Tensor], g: &[Tensor]) {
+    opt.steps += 1;
+    for i in 0..p.len() {
+        opt.m[i].mul_(opt.beta).add_(&g[i]);
+        p[i].sub_(&opt.m[i]);
+    }
+});
+
+#[test]
+fn momentum_state_in_a_vec_field() {
+    check_step("sgd", &[3, 2, 4], [sgd, sgd_f, sgd_fv]);
+}
+
+// Iterating the field's elements, zipped with the parameters.
+variants!(zipped, zipped_f, zipped_fv; fn (opt: &mut Momentum, p: &mut [Tensor], g: &[Tensor]) {
+    for (m, gi) in opt.m.iter().zip(g.iter()) {
+        m.mul_(opt.beta).add_(gi);
+    }
+    for (pi, m) in p.iter().zip(opt.m.iter()) {
+        pi.sub_(m);
+    }
+});
+
+#[test]
+fn iterating_the_field() {
+    check_step("zipped", &[3, 2], [zipped, zipped_f, zipped_fv]);
+}
+
+// `for (i, m) in opt.m.iter_mut().enumerate()` and a reference name.
+variants!(enumerated, enumerated_f, enumerated_fv; fn (opt: &mut Momentum, p: &mut [Tensor], g: &[Tensor]) {
+    for (i, m) in opt.m.iter_mut().enumerate() {
+        m.add_(&g[i]);
+    }
+    let first = &opt.m[0];
+    first.mul_(2.0);
+    p[0].copy_(&opt.m[0]);
+});
+
+#[test]
+fn enumerating_the_field_and_naming_an_element() {
+    check_step(
+        "enumerated",
+        &[3, 2],
+        [enumerated, enumerated_f, enumerated_fv],
+    );
+}
+
+// Views of elements, written and read. (A view of an element kept across
+// the element's mutation is refused, as for a collection input:
+// funcz-ui/tests/ui/regress_elem_view_stale.rs.)
+variants!(element_views, element_views_f, element_views_fv; fn (opt: &mut Momentum, p: &mut [Tensor], g: &[Tensor]) -> Vec<f32> {
+    opt.m[0].narrow(0, 1, 2).mul_(10.0);
+    opt.m[1].select(0, 0).add_(&g[1].select(0, 1));
+    let head = opt.m[0].narrow(0, 0, 2);
+    head.sum().to_vec()
+});
+
+#[test]
+fn views_of_field_elements() {
+    check_step(
+        "element_views",
+        &[3, 2],
+        [element_views, element_views_f, element_views_fv],
+    );
+}
+
+// Lazy state: the list is filled on the first step (PyTorch's
+// `if len(state) == 0`), then updated; the caller's `Vec` gets the length.
+variants!(lazy, lazy_f, lazy_fv; fn (opt: &mut Momentum, p: &mut [Tensor], g: &[Tensor]) {
+    if opt.m.len() < p.len() {
+        opt.m.clear();
+        for t in p.iter() {
+            opt.m.push(Tensor::zeros_like(t));
+        }
+    }
+    for i in 0..p.len() {
+        opt.m[i].mul_(0.5).add_(&g[i]);
+    }
+});
+
+#[test]
+fn a_list_filled_in_the_body() {
+    // `momentum(lens)` has the full length: the update path.
+    check_step("lazy", &[3, 2], [lazy, lazy_f, lazy_fv]);
+    // An empty state: the fill path.
+    let run = |f: fn(&mut Momentum, &mut [Tensor], &[Tensor])| {
+        let mut opt = Momentum {
+            m: Vec::new(),
+            beta: 0.9,
+            steps: 0,
+        };
+        let mut p = params(&[3, 2]);
+        f(&mut opt, &mut p, &grads(&[3, 2]));
+        vals(&opt.m)
+    };
+    let want = run(lazy);
+    assert_eq!(want.len(), 2);
+    assert_eq!(run(lazy_f), want);
+    assert_eq!(run(lazy_fv), want);
+}
+
+// An early return: the state is written back there too.
+variants!(early, early_f, early_fv; fn (opt: &mut Momentum, p: &mut [Tensor], g: &[Tensor]) -> usize {
+    for i in 0..p.len() {
+        opt.m[i].add_(&g[i]);
+        if i == 0 && opt.beta < 1.0 {
+            return i;
+        }
+        p[i].sub_(&opt.m[i]);
+    }
+    p.len()
+});
+
+#[test]
+fn an_early_return_writes_the_list_back() {
+    check_step("early", &[3, 2], [early, early_f, early_fv]);
+}
+
+// Adam, as a method on its state struct.
+impl Adam {
+    fn step_orig(&mut self, params: &mut [Tensor], grads: &[Tensor]) {
+        adam_body(self, params, grads)
+    }
+    #[functionalize]
+    fn step_f(&mut self, params: &mut [Tensor], grads: &[Tensor]) {
+        self.t += 1;
+        let (b1, b2) = (0.9f32, 0.999f32);
+        let bc1 = 1.0 - b1.powi(self.t);
+        let bc2 = 1.0 - b2.powi(self.t);
+        for i in 0..params.len() {
+            self.m[i].mul_(b1).add_(&(&grads[i] * (1.0 - b1)));
+            self.v[i].mul_(b2).addcmul_(&grads[i], &grads[i], 1.0 - b2);
+            let denom = (&self.v[i] / bc2).sqrt();
+            denom.add_(1e-8);
+            params[i].addcdiv_(&self.m[i], &denom, -self.lr / bc1);
+        }
+    }
+    #[functionalize(remove = "mutations_and_views")]
+    fn step_fv(&mut self, params: &mut [Tensor], grads: &[Tensor]) {
+        self.t += 1;
+        let (b1, b2) = (0.9f32, 0.999f32);
+        let bc1 = 1.0 - b1.powi(self.t);
+        let bc2 = 1.0 - b2.powi(self.t);
+        for i in 0..params.len() {
+            self.m[i].mul_(b1).add_(&(&grads[i] * (1.0 - b1)));
+            self.v[i].mul_(b2).addcmul_(&grads[i], &grads[i], 1.0 - b2);
+            let denom = (&self.v[i] / bc2).sqrt();
+            denom.add_(1e-8);
+            params[i].addcdiv_(&self.m[i], &denom, -self.lr / bc1);
+        }
+    }
+}
+
+fn adam_body(s: &mut Adam, params: &mut [Tensor], grads: &[Tensor]) {
+    s.t += 1;
+    let (b1, b2) = (0.9f32, 0.999f32);
+    let bc1 = 1.0 - b1.powi(s.t);
+    let bc2 = 1.0 - b2.powi(s.t);
+    for i in 0..params.len() {
+        s.m[i].mul_(b1).add_(&(&grads[i] * (1.0 - b1)));
+        s.v[i].mul_(b2).addcmul_(&grads[i], &grads[i], 1.0 - b2);
+        let denom = (&s.v[i] / bc2).sqrt();
+        denom.add_(1e-8);
+        params[i].addcdiv_(&s.m[i], &denom, -s.lr / bc1);
+    }
+}
+
+#[test]
+fn adam_as_a_method_on_its_state() {
+    let lens = [4, 3];
+    let run = |f: fn(&mut Adam, &mut [Tensor], &[Tensor])| {
+        let mut s = Adam {
+            m: params(&lens),
+            v: grads(&lens),
+            t: 0,
+            lr: 0.01,
+        };
+        let mut p = params(&lens);
+        for _ in 0..3 {
+            f(&mut s, &mut p, &grads(&lens));
+        }
+        (vals(&s.m), vals(&s.v), vals(&p), s.t)
+    };
+    let want = run(Adam::step_orig);
+    assert_eq!(want.3, 3);
+    assert_eq!(run(Adam::step_f), want);
+    assert_eq!(run(Adam::step_fv), want);
+}
+
+// A struct reached through a shared reference: its tensors are updated
+// through their shared storage, the list itself cannot change.
+
+variants!(shared, shared_f, shared_fv; fn (opt: &Momentum, g: &[Tensor]) -> Tensor {
+    opt.m[0].add_(&g[0]);
+    opt.m[1].mul_(3.0);
+    opt.m[0].narrow(0, 0, 2).add(0.0)
+});
+
+#[test]
+fn a_list_behind_a_shared_reference() {
+    let run = |f: fn(&Momentum, &[Tensor]) -> Tensor| {
+        let opt = momentum(&[3, 2]);
+        let out = f(&opt, &grads(&[3, 2]));
+        (vals(&opt.m), out.to_vec())
+    };
+    let want = run(shared);
+    assert_eq!(want.1, vec![1.0, 3.0]);
+    assert_eq!(run(shared_f), want);
+    assert_eq!(run(shared_fv), want);
+}
+
+// A fixed-size array field and a nested field.
+
+variants!(arrays, arrays_f, arrays_fv; fn (pair: &mut Pair, o: &mut Outer, x: &Tensor) {
+    pair.bufs[0].add_(x);
+    pair.bufs[1].narrow(0, 0, 1).copy_(&pair.bufs[0].narrow(0, 2, 1));
+    o.state.m[1].mul_(2.0).add_(&pair.bufs[1]);
+    o.state.steps += 1;
+});
+
+#[test]
+fn an_array_field_and_a_nested_field() {
+    let run = |f: fn(&mut Pair, &mut Outer, &Tensor)| {
+        let mut pair = Pair {
+            bufs: [iota(&[3]), iota(&[3]).neg()],
+        };
+        let mut o = Outer {
+            state: momentum(&[2, 3]),
+        };
+        f(&mut pair, &mut o, &iota(&[3]).add(1.0));
+        (vals(&pair.bufs), vals(&o.state.m), o.state.steps)
+    };
+    let want = run(arrays);
+    assert_eq!(want.0[1][0], 5.0);
+    assert_eq!(run(arrays_f), want);
+    assert_eq!(run(arrays_fv), want);
+}
+
+// A parameter that shares storage with an element of the list: the entry
+// check refuses it (the write-back would not be the original's order).
+variants!(aliased, aliased_f, aliased_fv; fn (opt: &mut Momentum, p: &mut [Tensor], g: &[Tensor]) {
+    opt.m[0].add_(1.0);
+    p[0].mul_(2.0);
+});
+
+#[test]
+fn a_parameter_aliasing_a_list_element_is_refused_at_entry() {
+    for f in [aliased_f, aliased_fv] {
+        let mut opt = momentum(&[3]);
+        let mut p = vec![opt.m[0].shallow_clone()];
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            f(&mut opt, &mut p, &[]);
+        }));
+        let msg = r.expect_err("aliasing refused");
+        let msg = msg
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| msg.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        assert!(msg.contains("opt.m"), "{msg}");
+    }
+}
