@@ -330,6 +330,10 @@ variants!(aliased, aliased_f, aliased_fv; fn (opt: &mut Momentum, p: &mut [Tenso
 
 #[test]
 fn a_parameter_aliasing_a_list_element_is_refused_at_entry() {
+    let mut opt = momentum(&[3]);
+    let mut p = vec![opt.m[0].shallow_clone()];
+    aliased(&mut opt, &mut p, &[]);
+    assert_eq!(p[0].to_vec(), vec![2.0, 4.0, 6.0], "the original runs");
     for f in [aliased_f, aliased_fv] {
         let mut opt = momentum(&[3]);
         let mut p = vec![opt.m[0].shallow_clone()];
@@ -343,5 +347,134 @@ fn a_parameter_aliasing_a_list_element_is_refused_at_entry() {
             .or_else(|| msg.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_default();
         assert!(msg.contains("opt.m"), "{msg}");
+    }
+}
+
+// Replacing an element of a collection input (found writing these tests:
+// before, the exit copied the new element's data into the tensor the slot
+// held before, so the caller's other handles to it saw data the original
+// never wrote there; and an element assigned a handle of another tensor,
+// then updated, left that tensor unchanged).
+variants!(replace_param, replace_param_f, replace_param_fv; fn (xs: &mut [Tensor], g: &Tensor) {
+    xs[0].add_(1.0);
+    xs[1].mul_(-1.0);
+    xs[1] = g.mul(2.0);
+    xs[1].add_(1.0);
+});
+
+variants!(replace_field, replace_field_f, replace_field_fv; fn (opt: &mut Momentum, p: &mut [Tensor], g: &[Tensor]) {
+    opt.m[1] = g[1].mul(2.0);
+    opt.m[1].add_(1.0);
+    opt.m[0].sub_(&opt.m[1].sum());
+});
+
+variants!(replace_by_value, replace_by_value_f, replace_by_value_fv; fn (mut xs: Vec<Tensor>, g: &Tensor) -> Vec<Tensor> {
+    xs[0].add_(1.0);
+    xs[1] = g.mul(3.0);
+    xs[1].add_(1.0);
+    xs
+});
+
+#[test]
+fn regress_replaced_element_leaves_the_old_tensor() {
+    let run = |f: fn(&mut [Tensor], &Tensor)| {
+        let mut xs = vec![iota(&[2]), iota(&[2])];
+        let old = xs[1].shallow_clone();
+        let g = iota(&[2]).add(5.0);
+        f(&mut xs, &g);
+        (vals(&xs), old.to_vec(), g.to_vec())
+    };
+    let want = run(replace_param);
+    assert_eq!(
+        want.1,
+        vec![0.0, -1.0],
+        "the old element keeps the update before the assignment"
+    );
+    assert_eq!(run(replace_param_f), want);
+    assert_eq!(run(replace_param_fv), want);
+
+    let run = |f: fn(&mut Momentum, &mut [Tensor], &[Tensor])| {
+        let mut opt = momentum(&[3, 2]);
+        let old = opt.m[1].shallow_clone();
+        f(&mut opt, &mut params(&[3, 2]), &grads(&[3, 2]));
+        (vals(&opt.m), old.to_vec())
+    };
+    let want = run(replace_field);
+    assert_eq!(want.1, vec![0.0, 1.0]);
+    assert_eq!(run(replace_field_f), want);
+    assert_eq!(run(replace_field_fv), want);
+
+    let run = |f: fn(Vec<Tensor>, &Tensor) -> Vec<Tensor>| {
+        let xs = vec![iota(&[2]), iota(&[2])];
+        let (old0, old1) = (xs[0].shallow_clone(), xs[1].shallow_clone());
+        let out = f(xs, &iota(&[2]));
+        (vals(&out), old0.to_vec(), old1.to_vec())
+    };
+    let want = run(replace_by_value);
+    assert_eq!(want.2, vec![0.0, 1.0]);
+    assert_eq!(run(replace_by_value_f), want);
+    assert_eq!(run(replace_by_value_fv), want);
+}
+
+// Traced: the graphs stay pure, values as the original (check_values).
+#[test]
+fn regress_replaced_element_traced() {
+    common::check_values(
+        "replace_param",
+        &[iota(&[2]), iota(&[2]), iota(&[2])],
+        |v, x| {
+            let mut xs = vec![x[0].shallow_clone(), x[1].shallow_clone()];
+            [replace_param, replace_param_f, replace_param_fv][v](&mut xs, &x[2]);
+            xs
+        },
+    );
+}
+
+variants!(alias_element, alias_element_f, alias_element_fv; fn (xs: &mut [Tensor], g: &Tensor) -> f32 {
+    xs[1] = g.shallow_clone();
+    xs[1].add_(1.0);
+    g.sum().item()
+});
+
+#[test]
+fn regress_element_assigned_a_shared_handle_panics() {
+    let mut xs = vec![iota(&[2]), iota(&[2])];
+    let g = iota(&[2]);
+    assert_eq!(
+        alias_element(&mut xs, &g),
+        3.0,
+        "the original updates g through xs[1]"
+    );
+    for f in [alias_element_f, alias_element_fv] {
+        let mut xs = vec![iota(&[2]), iota(&[2])];
+        let g = iota(&[2]);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut xs, &g)));
+        let msg = r.expect_err("refused at run time");
+        let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            msg.contains("an element of `xs`") && msg.contains("clone()"),
+            "{msg}"
+        );
+        assert_eq!(g.to_vec(), vec![0.0, 1.0]);
+    }
+}
+
+// A handle of another tensor stored in a slot and not updated: the
+// caller's slot holds it, as the original's does.
+variants!(store_handle, store_handle_f, store_handle_fv; fn (xs: &mut [Tensor], g: &Tensor) {
+    xs[0].add_(1.0);
+    xs[1] = g.shallow_clone();
+});
+
+#[test]
+fn regress_stored_handle_reaches_the_callers_slot() {
+    for f in [store_handle, store_handle_f, store_handle_fv] {
+        let mut xs = vec![iota(&[2]), iota(&[2])];
+        let old = xs[1].shallow_clone();
+        let g = iota(&[2]).add(5.0);
+        f(&mut xs, &g);
+        assert!(xs[1].same_storage(&g));
+        assert_eq!(old.to_vec(), vec![0.0, 1.0]);
+        assert_eq!(xs[0].to_vec(), vec![1.0, 2.0]);
     }
 }

@@ -659,6 +659,9 @@ pub enum Passing {
     SliceMut,
     /// `s: &mut helpers::Pair`: two tensors in struct fields `s.a`, `s.b`.
     Pair,
+    /// `l: &mut helpers::Lists`: a `Vec<Tensor>` in the struct field `l.xs`
+    /// (optimizer state), indexed and iterated as a slice parameter is.
+    ListField,
 }
 
 /// One tensor parameter of a generated program.
@@ -823,6 +826,7 @@ impl Program {
                 Passing::SliceMut => format!("{}: &mut [Tensor]", p.name),
                 Passing::Pair if self.method => "&mut self".into(),
                 Passing::Pair => format!("{}: &mut helpers::Pair", p.name),
+                Passing::ListField => format!("{}: &mut helpers::Lists", p.name),
             })
             .collect();
         // `self` comes first.
@@ -1617,6 +1621,7 @@ impl Gen {
             2,                                  // element reference
             6,                                  // indexed write
             3,                                  // fusion run
+            2,                                  // element replaced
         ]);
         match k {
             0 => self.let_fresh(),
@@ -1642,8 +1647,26 @@ impl Gen {
             20 => self.resize(),
             21 => self.elem_ref(),
             22 => self.indexed(),
-            _ => self.fusion_run(),
+            23 => self.fusion_run(),
+            _ => self.replace_elem(),
         }
+    }
+
+    /// `d[k] = d[j].mul(-0.5f32);`: an element of a mutable collection
+    /// replaced by a fresh tensor of its shape (the caller's old element
+    /// must keep its data: `regress_replaced_element_leaves_the_old_tensor`).
+    fn replace_elem(&mut self) {
+        let cands: Vec<usize> = (0..self.colls.len())
+            .filter(|&c| self.colls[c].mutable && !self.colls[c].hidden)
+            .collect();
+        if cands.is_empty() {
+            return;
+        }
+        let c = self.colls[*self.rng.pick(&cands)].clone();
+        let k = self.rng.below(c.count);
+        let j = self.rng.below(c.count);
+        let scale = self.rng.pick(&["-0.5f32", "2.0f32", "1.0f32"]).to_string();
+        self.line(&format!("{0}[{k}] = {0}[{j}].mul({scale});", c.name));
     }
 
     fn let_fresh(&mut self) {
@@ -3170,13 +3193,18 @@ pub fn generate(seed: u64, index: usize) -> Program {
         });
     }
     if rng.chance(25) {
-        let passing = if rng.chance(70) {
-            Passing::SliceMut
-        } else {
-            Passing::Slice
+        let passing = match rng.below(10) {
+            0..=4 => Passing::SliceMut,
+            5..=7 => Passing::ListField,
+            _ => Passing::Slice,
         };
         params.push(Param {
-            name: "d".into(),
+            name: if passing == Passing::ListField {
+                "l"
+            } else {
+                "d"
+            }
+            .into(),
             passing,
             shape: rng.pick(&pool).clone(),
             count: rng.range(1, 3) as usize,
@@ -3226,6 +3254,19 @@ pub fn generate(seed: u64, index: usize) -> Program {
                         inexact: false,
                     });
                 }
+                continue;
+            }
+            Passing::ListField => {
+                // Optimizer state: an element is updated first (the macro
+                // sees the field holds tensors), as with `Pair`.
+                g.line(&format!("{}.xs[0].mul_(1.0f32);", p.name));
+                g.colls.push(Coll {
+                    name: format!("{}.xs", p.name),
+                    elem: lay,
+                    count: p.count,
+                    mutable: true,
+                    hidden: false,
+                });
                 continue;
             }
             Passing::Slice | Passing::SliceMut => {
@@ -3407,6 +3448,13 @@ fn render_program(out: &mut String, p: &Program) {
             Passing::SliceMut => {
                 has_rest = true;
                 args.push("rest".into());
+            }
+            Passing::ListField => {
+                has_rest = true;
+                args.push(
+                    "&mut helpers::Lists { xs: rest.iter().map(|t| t.shallow_clone()).collect() }"
+                        .into(),
+                );
             }
         }
     }

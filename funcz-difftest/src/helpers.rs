@@ -16,6 +16,13 @@ pub struct Pair {
     pub b: Tensor,
 }
 
+/// A list of tensors in a struct field (`l.xs`), as an optimizer keeps
+/// per-parameter state.
+pub struct Lists {
+    /// The tensors.
+    pub xs: Vec<Tensor>,
+}
+
 /// Mutates its argument through `&mut` (the macro assumes it did).
 pub fn scale_mut(t: &mut Tensor) {
     untraced(|| {

@@ -271,12 +271,35 @@ fn lower_fn(
             (ident.to_string(), e)
         })
         .collect();
+    let assigned = assigned_elements(&func.block);
+    for (id, ident, kind) in &inputs {
+        let name = match lw.places.iter().find(|(_, _, p)| p == id) {
+            Some((key, _, _)) => key.clone(),
+            None => ident.to_string(),
+        };
+        let can_assign = matches!(
+            kind,
+            ParamKind::Collection {
+                passing: Passing::RefMut | Passing::Value,
+                ..
+            } | ParamKind::List {
+                passing: Passing::RefMut
+            }
+        );
+        if tracked(*id) && can_assign && assigned.contains(&name) {
+            lw.replaced.insert(*id);
+        }
+    }
     for (id, ident, kind) in &inputs {
         let id = *id;
         if !tracked(id) {
             continue;
         }
         let input = input_ident(id);
+        let replaced = crate::scope::replaced_ident(id);
+        if lw.replaced.contains(&id) {
+            prologue.push(pq!(let mut #replaced = ::funcz::rt::Replaced::default();));
+        }
         match kind {
             ParamKind::Tensor(p) => {
                 let var = lw.var(id);
@@ -323,6 +346,9 @@ fn lower_fn(
                 prologue.push(pq!(let #input = #ident;));
                 prologue.push(pq!(let mut #ident = ::funcz::rt::list_handles(&*#input);));
                 exit.push(match passing {
+                    Passing::RefMut if lw.replaced.contains(&id) => {
+                        pq!(::funcz::rt::write_back_slots(&mut *#input, &#ident[..], &#replaced);)
+                    }
                     Passing::RefMut => {
                         pq!(::funcz::rt::write_back_list(&mut *#input, &#ident[..]);)
                     }
@@ -333,7 +359,8 @@ fn lower_fn(
                 match passing {
                     Passing::Value => {
                         prologue.push(pq!(
-                            let #input: ::std::vec::Vec<_> = #ident.iter().map(::funcz::rt::input).collect();
+                            #[allow(unused_mut)]
+                            let mut #input: ::std::vec::Vec<_> = #ident.iter().map(::funcz::rt::input).collect();
                         ));
                         prologue.push(pq!(let mut #ident = #ident;));
                     }
@@ -345,6 +372,12 @@ fn lower_fn(
                     }
                 }
                 exit.push(match (passing, vec) {
+                    (Passing::RefMut, _) if lw.replaced.contains(&id) => {
+                        pq!(::funcz::rt::write_back_slots(&mut *#input, &#ident[..], &#replaced);)
+                    }
+                    (Passing::Value, _) if lw.replaced.contains(&id) => {
+                        pq!(::funcz::rt::write_back_kept(&#input[..], &#ident[..], &#replaced);)
+                    }
                     (Passing::RefMut, true) => {
                         pq!(::funcz::rt::write_back_vec(&mut *#input, &#ident[..]);)
                     }
@@ -385,8 +418,14 @@ fn lower_fn(
     let moved: Vec<String> = inputs
         .iter()
         .filter(|(id, _, kind)| {
-            matches!(kind, ParamKind::Tensor(Passing::Value))
-                && (lw.facts.mutated.contains(id) || lw.facts.meta.contains(id))
+            matches!(
+                kind,
+                ParamKind::Tensor(Passing::Value)
+                    | ParamKind::Collection {
+                        passing: Passing::Value,
+                        ..
+                    }
+            ) && (lw.facts.mutated.contains(id) || lw.facts.meta.contains(id))
         })
         .map(|(_, ident, _)| ident.to_string())
         .collect();
@@ -403,4 +442,30 @@ fn lower_fn(
     let mut found = lw.found;
     found.declared = std::mem::take(&mut lw.scopes.declared);
     (out, found)
+}
+
+/// The collections whose elements the body assigns (`xs[i] = ..`,
+/// `s.m[i] = ..`): a parameter's name or a field place's path.
+fn assigned_elements(block: &syn::Block) -> std::collections::HashSet<String> {
+    struct Scan(std::collections::HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Scan {
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            if let syn::Expr::Index(ix) = &*a.left {
+                match &*ix.expr {
+                    syn::Expr::Path(p) if p.path.segments.len() == 1 => {
+                        self.0.insert(p.path.segments[0].ident.to_string());
+                    }
+                    e => {
+                        if let Some((_, key)) = crate::places::place_key(e) {
+                            self.0.insert(key);
+                        }
+                    }
+                }
+            }
+            syn::visit::visit_expr_assign(self, a);
+        }
+    }
+    let mut scan = Scan(std::collections::HashSet::new());
+    syn::visit::Visit::visit_block(&mut scan, block);
+    scan.0
 }

@@ -312,8 +312,9 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
     // field's type is unknown (`st.step += 1.0` may be an `f64`), so a
     // field counts when the body also uses it as a tensor.
     // An element (`s.m[i] -= &g`) counts when an in-place op also
-    // updates an element of that list (`s.m[i].mul_(..)`): a list of
-    // numbers is indexed and compound-assigned too.
+    // updates an element of that list (`s.m[i].mul_(..)`), or an op-table
+    // method is called on one: a list of numbers is indexed and
+    // compound-assigned too.
     let updated_lists: HashSet<String> = scan
         .mutated
         .iter()
@@ -323,7 +324,7 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
     for (e, indexed) in std::mem::take(&mut scan.compound) {
         let text = e.to_token_stream().to_string();
         let used = if indexed {
-            updated_lists.contains(&text)
+            updated_lists.contains(&text) || scan.tensor_uses.contains(&text)
         } else {
             scan.tensor_uses.contains(&text)
         };

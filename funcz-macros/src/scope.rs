@@ -237,6 +237,13 @@ pub(crate) fn base_state_ident(id: usize) -> Ident {
 }
 
 /// The caller's handle of an input, kept for the write-back at exit.
+/// The `rt::Replaced` of collection input `id` whose elements the body
+/// assigns.
+pub(crate) fn replaced_ident(id: usize) -> Ident {
+    format_ident!("__fz_replaced_{}", id, span = Span::mixed_site())
+}
+
+/// The hidden handle of input `id` as the caller passed it.
 pub(crate) fn input_ident(id: usize) -> Ident {
     format_ident!("__fz_input_{}", id, span = Span::mixed_site())
 }

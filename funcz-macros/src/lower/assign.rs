@@ -21,14 +21,22 @@ impl Lowerer<'_> {
         let mut replace: Option<Expr> = None;
         let Some(id) = self.binding_of(&a.left) else {
             // `xs[i] = value` replaces an element of a collection.
+            let mut slot_of = None;
             if let Expr::Index(ix) = &*a.left
                 && let Some(id) = self.binding_of(&ix.expr)
                 && matches!(self.scopes.kind(id), Kind::Coll { .. })
             {
                 self.mark_mutated(id);
+                slot_of = Some(id);
             }
             visit_mut::visit_expr_mut(self, &mut a.right);
             visit_mut::visit_expr_mut(self, &mut a.left);
+            if let Some(id) = slot_of
+                && self.is_input_coll(id)
+                && self.replaced.contains(&id)
+            {
+                *e = self.replace_element(id, e);
+            }
             return;
         };
         if let Some(kind) = self.kind_after_assign(id, &a.right) {
@@ -168,5 +176,36 @@ impl Lowerer<'_> {
         if let Some(new) = replace {
             *e = new;
         }
+    }
+
+    /// `xs[i] = value` of a collection input (lowered operands): the
+    /// first time a slot is replaced, the tensor the caller's slot holds
+    /// gets the element's value so far (the original updated it in place
+    /// until then) and the slot is marked, so that the exit hands the
+    /// caller's slot the body's final element (`rt::write_back_slots`)
+    /// instead of writing into the tensor it held before.
+    ///
+    /// Input: `xs[i] = g.mul(2.0)` with `xs: &mut [Tensor]`.
+    /// Output: `{ let v = g.mul(2.0); let k: usize = i;
+    /// rt::retire_slot(__fz_input_0.get(k), &xs[k], &mut __fz_replaced_0, k);
+    /// xs[k] = v; }`
+    fn replace_element(&self, id: usize, e: &Expr) -> Expr {
+        let Expr::Assign(a) = e else {
+            unreachable!("an assignment")
+        };
+        let Expr::Index(ix) = &*a.left else {
+            unreachable!("an element assignment")
+        };
+        let (coll, index, right) = (&ix.expr, &ix.index, &a.right);
+        let (value, slot) = (tmp("__fz_value"), tmp("__fz_slot"));
+        let input = input_ident(id);
+        let replaced = crate::scope::replaced_ident(id);
+        let rt = rt();
+        pq!({
+            let #value = #right;
+            let #slot: usize = #index;
+            #rt::retire_slot(#input.get(#slot), &#coll[#slot], &mut #replaced, #slot);
+            #coll[#slot] = #value;
+        })
     }
 }

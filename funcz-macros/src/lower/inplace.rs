@@ -329,7 +329,8 @@ impl Lowerer<'_> {
             (_, Some(s)) => pq!(#rt::can_donate_root(&#value, &#s)),
             (Place::Index(id, _), None) if self.is_input_coll(*id) => {
                 let caller = input_ident(*id);
-                pq!(#rt::can_donate_elem(&#value, #caller.get(#index_tmp)))
+                let coll = self.shown(*id);
+                pq!(#rt::can_update_element(&#value, #caller.get(#index_tmp), #op, #coll))
             }
             _ => pq!(#rt::can_donate(&#value)),
         };
@@ -340,7 +341,8 @@ impl Lowerer<'_> {
                 (_, Some(s)) => pq!(#rt::own_root(&mut #value, &#s);),
                 (Place::Index(id, _), None) if self.is_input_coll(*id) => {
                     let caller = input_ident(*id);
-                    pq!(#rt::own_elem(&mut #value, #caller.get(#index_tmp));)
+                    let coll = self.shown(*id);
+                    pq!(#rt::own_element(&mut #value, #caller.get(#index_tmp), #op, #coll);)
                 }
                 _ => pq!(#rt::own(&mut #value);),
             });

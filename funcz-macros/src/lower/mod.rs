@@ -204,6 +204,9 @@ pub(crate) struct Lowerer<'a> {
     pub places: Vec<(String, Option<usize>, usize)>,
     /// `("name", expr)` of every tensor input, for freshness checks.
     pub inputs: Vec<(String, TokenStream)>,
+    /// Collection inputs whose elements the body assigns (`xs[i] = ..`):
+    /// they have a `rt::Replaced` (`scope::replaced_ident`).
+    pub replaced: std::collections::HashSet<usize>,
     pre: Vec<Vec<Stmt>>,
     /// Bindings already synced before the statement being lowered.
     synced: Vec<Vec<usize>>,
@@ -307,6 +310,7 @@ impl<'a> Lowerer<'a> {
             exit: Vec::new(),
             inputs: Vec::new(),
             places: Vec::new(),
+            replaced: std::collections::HashSet::new(),
             copies: mode == crate::attr::Remove::MutationsAndViews,
             strict: std::env::var_os("FUNCZ_STRICT_ANALYSIS").is_some(),
             added_mut: false,

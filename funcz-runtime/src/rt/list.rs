@@ -35,6 +35,21 @@ pub trait TensorList {
     /// The tensors, in order.
     fn tensors(&self) -> &[Tensor<Self::Elem>];
 
+    /// The tensors, to rebind (a list behind a shared reference cannot be
+    /// assigned to, so the body never replaces its elements: it panics).
+    fn tensors_mut(&mut self) -> &mut [Tensor<Self::Elem>];
+
+    /// After the first `len - tail.len()` elements were written back: a
+    /// `Vec` drops the rest and appends `tail` (the body pushed or removed
+    /// elements); fixed-length containers panic if the length changed.
+    #[track_caller]
+    fn resize_to(&mut self, tail: &[Tensor<Self::Elem>], len: usize) {
+        assert!(
+            tail.is_empty() && self.tensors().len() == len,
+            "funcz: a list of tensors of fixed length changed length in the body"
+        );
+    }
+
     /// Makes the list hold `values`' final data: each element keeps its
     /// own tensor (the caller's handles see the new data), and a `Vec`
     /// takes the length the body left. Containers of fixed length panic
@@ -56,6 +71,13 @@ impl<T: Element> TensorList for Vec<Tensor<T>> {
     fn tensors(&self) -> &[Tensor<T>] {
         self
     }
+    fn tensors_mut(&mut self) -> &mut [Tensor<T>] {
+        self
+    }
+    fn resize_to(&mut self, tail: &[Tensor<T>], len: usize) {
+        self.truncate(len - tail.len());
+        self.extend(tail.iter().map(Tensor::handle));
+    }
     fn write_back_list(&mut self, values: &[Tensor<T>]) {
         super::write_back_vec(self, values);
     }
@@ -66,11 +88,17 @@ impl<T: Element> TensorList for [Tensor<T>] {
     fn tensors(&self) -> &[Tensor<T>] {
         self
     }
+    fn tensors_mut(&mut self) -> &mut [Tensor<T>] {
+        self
+    }
 }
 
 impl<T: Element, const N: usize> TensorList for [Tensor<T>; N] {
     type Elem = T;
     fn tensors(&self) -> &[Tensor<T>] {
+        self
+    }
+    fn tensors_mut(&mut self) -> &mut [Tensor<T>] {
         self
     }
 }
@@ -80,12 +108,22 @@ impl<T: Element> TensorList for Box<[Tensor<T>]> {
     fn tensors(&self) -> &[Tensor<T>] {
         self
     }
+    fn tensors_mut(&mut self) -> &mut [Tensor<T>] {
+        self
+    }
 }
 
 impl<L: TensorList + ?Sized> TensorList for &mut L {
     type Elem = L::Elem;
     fn tensors(&self) -> &[Tensor<L::Elem>] {
         (**self).tensors()
+    }
+    fn tensors_mut(&mut self) -> &mut [Tensor<L::Elem>] {
+        (**self).tensors_mut()
+    }
+    #[track_caller]
+    fn resize_to(&mut self, tail: &[Tensor<L::Elem>], len: usize) {
+        (**self).resize_to(tail, len);
     }
     #[track_caller]
     fn write_back_list(&mut self, values: &[Tensor<L::Elem>]) {
@@ -97,6 +135,9 @@ impl<L: TensorList + ?Sized> TensorList for &L {
     type Elem = L::Elem;
     fn tensors(&self) -> &[Tensor<L::Elem>] {
         (**self).tensors()
+    }
+    fn tensors_mut(&mut self) -> &mut [Tensor<L::Elem>] {
+        unreachable!("funcz: an element of a list behind a shared reference was replaced")
     }
 }
 
@@ -146,7 +187,7 @@ pub fn list_handles<L: TensorList + ?Sized>(list: &L) -> Vec<Tensor<L::Elem>> {
 /// ```
 /// use funcz_runtime::{Tensor, rt};
 /// let mut v = vec![Tensor::<f32>::zeros(&[2])];
-/// let caller = v[0].handle();
+/// let caller = v[0].shallow_clone();
 /// rt::write_back_list(&mut v, &[Tensor::ones(&[2]), Tensor::ones(&[1])]);
 /// assert_eq!(caller.to_vec(), vec![1.0, 1.0]);
 /// assert_eq!(v.len(), 2);

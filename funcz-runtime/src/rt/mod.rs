@@ -22,6 +22,7 @@
 mod apply;
 mod chain;
 mod donate;
+mod elements;
 mod exit;
 mod fuse;
 mod fuse_kernel;
@@ -36,6 +37,9 @@ mod window;
 
 pub use chain::{replay, writeback};
 pub use donate::{can_donate, can_donate_alias, can_donate_elem, can_donate_root, donated};
+pub use elements::{
+    Replaced, can_update_element, own_element, retire_slot, write_back_kept, write_back_slots,
+};
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use fuse::{
     FloatFuseTable, FuseArg, FuseTable, Fusion, IntoFuseArg, fused_passes, fused_root,
