@@ -478,3 +478,62 @@ fn regress_stored_handle_reaches_the_callers_slot() {
         assert_eq!(xs[0].to_vec(), vec![1.0, 2.0]);
     }
 }
+
+// The help of `elem_ref_replaced` (funcz-ui/tests/ui/elem_ref_replaced.rs):
+// index the element.
+variants!(reset_indexed, reset_indexed_f, reset_indexed_fv; fn (xs: &mut [Tensor], g: &Tensor) {
+    xs[0].add_(1.0);
+    for i in 0..xs.len() {
+        xs[i] = g.mul(2.0);
+    }
+});
+
+#[test]
+fn the_help_for_an_element_replaced_in_a_loop_works() {
+    let run = |f: fn(&mut [Tensor], &Tensor)| {
+        let mut xs = vec![iota(&[2]), iota(&[2])];
+        let old: Vec<Tensor> = xs.iter().map(|t| t.shallow_clone()).collect();
+        f(&mut xs, &iota(&[2]).add(5.0));
+        (vals(&xs), vals(&old))
+    };
+    let want = run(reset_indexed);
+    assert_eq!(want.1, vec![vec![1.0, 2.0], vec![0.0, 1.0]]);
+    assert_eq!(run(reset_indexed_f), want);
+    assert_eq!(run(reset_indexed_fv), want);
+}
+
+// Reordering methods: positions no longer name the caller's tensors, so
+// the caller's slots are handed the body's elements (the probe of
+// `xs.swap`, `xs.remove` + `push`: before, the caller's tensors got each
+// other's data).
+variants!(swap_then_update, swap_then_update_f, swap_then_update_fv; fn (xs: &mut Vec<Tensor>, g: &Tensor) -> Tensor {
+    xs[0].add_(1.0);
+    xs.swap(0, 1);
+    xs[1].add_(10.0);
+    let first = xs.remove(0);
+    xs.push(first.mul(2.0));
+    xs[0].add_(g);
+    first
+});
+
+#[test]
+fn regress_reordered_collection() {
+    let run = |f: fn(&mut Vec<Tensor>, &Tensor) -> Tensor| {
+        let mut xs = vec![iota(&[2]), iota(&[2]).add(10.0)];
+        let out = f(&mut xs, &iota(&[2]));
+        (vals(&xs), out.to_vec())
+    };
+    let want = run(swap_then_update);
+    assert_eq!(run(swap_then_update_f), want);
+    assert_eq!(run(swap_then_update_fv), want);
+    // A caller's handle kept elsewhere: refused at the reorder.
+    for f in [swap_then_update_f, swap_then_update_fv] {
+        let mut xs = vec![iota(&[2]), iota(&[2]).add(10.0)];
+        let kept = xs[0].shallow_clone();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut xs, &iota(&[2]))));
+        let msg = r.expect_err("refused");
+        let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("`xs.swap(..)`"), "{msg}");
+        drop(kept);
+    }
+}

@@ -553,6 +553,24 @@ pub(crate) fn mut_ref_binding(lw: &Lowerer<'_>, ident: &Ident, target: &Expr) {
     );
 }
 
+/// `for x in xs.iter_mut() { *x = value; }` with `xs` a collection input:
+/// the replacement's position is not known, so the caller's slot could not
+/// be handed the new tensor. (funcz-ui/tests/ui/elem_ref_replaced.rs)
+pub(crate) fn elem_ref_replaced(lw: &Lowerer<'_>, at: &Expr, coll: usize) {
+    let c = lw.shown(coll);
+    refuse(
+        lw.cx,
+        "elem_ref_replaced",
+        at,
+        format!(
+            "`{}` replaces an element of `{c}` through a loop variable: #[functionalize] hands a replaced \
+             element to the caller's slot by its index, which the loop does not name",
+            at.to_token_stream().to_string().replace(' ', "")
+        ),
+        format!("index the element: `for i in 0..{c}.len() {{ {c}[i] = ..; }}`"),
+    );
+}
+
 /// `my_log!("{x}")`, a macro this crate does not know, whose format string
 /// captures a tensor the function tracks: the capture would read `x` as
 /// written (an input's value at entry), and a named argument giving it the

@@ -445,7 +445,9 @@ fn lower_fn(
 }
 
 /// The collections whose elements the body assigns (`xs[i] = ..`,
-/// `s.m[i] = ..`): a parameter's name or a field place's path.
+/// `s.m[i] = ..`) or that a method may reorder (`xs.swap(0, 1)`): a
+/// parameter's name or a field place's path (a name that turns out not to
+/// be a collection input is ignored).
 fn assigned_elements(block: &syn::Block) -> std::collections::HashSet<String> {
     struct Scan(std::collections::HashSet<String>);
     impl<'ast> syn::visit::Visit<'ast> for Scan {
@@ -463,6 +465,23 @@ fn assigned_elements(block: &syn::Block) -> std::collections::HashSet<String> {
                 }
             }
             syn::visit::visit_expr_assign(self, a);
+        }
+        // `xs.swap(0, 1)`, `xs.push(t)`: positions may no longer name the
+        // caller's tensors (see `rt::reordered`).
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if !crate::lower::COLL_READS.contains(&m.method.to_string().as_str()) {
+                match &*m.receiver {
+                    syn::Expr::Path(p) if p.path.segments.len() == 1 => {
+                        self.0.insert(p.path.segments[0].ident.to_string());
+                    }
+                    e => {
+                        if let Some((_, key)) = crate::places::place_key(e) {
+                            self.0.insert(key);
+                        }
+                    }
+                }
+            }
+            syn::visit::visit_expr_method_call(self, m);
         }
     }
     let mut scan = Scan(std::collections::HashSet::new());

@@ -21,6 +21,16 @@ impl Lowerer<'_> {
         let mut replace: Option<Expr> = None;
         let Some(id) = self.binding_of(&a.left) else {
             // `xs[i] = value` replaces an element of a collection.
+            // `*x = value` with `x` a loop variable over a collection
+            // input's elements.
+            if let Expr::Unary(u) = &*a.left
+                && matches!(u.op, syn::UnOp::Deref(_))
+                && let Some(x) = self.binding_of(&u.expr)
+                && let Kind::ElemRef { coll } = self.scopes.kind(x).clone()
+                && self.is_input_coll(coll)
+            {
+                crate::diag::elem_ref_replaced(self, &a.left, coll);
+            }
             let mut slot_of = None;
             if let Expr::Index(ix) = &*a.left
                 && let Some(id) = self.binding_of(&ix.expr)

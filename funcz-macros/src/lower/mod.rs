@@ -80,7 +80,7 @@ pub(crate) const QUERIES: &[&str] = &[
 
 /// Methods of a slice or `Vec` of tensors that neither reorder nor replace
 /// elements.
-const COLL_READS: &[&str] = &[
+pub(crate) const COLL_READS: &[&str] = &[
     "len",
     "is_empty",
     "iter",

@@ -86,7 +86,17 @@ impl Lowerer<'_> {
             && !COLL_READS.contains(&m.method.to_string().as_str())
         {
             let v = self.var(id);
-            Some(pq!(#rt::detach_all(&mut #v[..]);))
+            if self.replaced.contains(&id) {
+                let input = input_ident(id);
+                let replaced = crate::scope::replaced_ident(id);
+                let (coll, method) = (self.shown(id), m.method.to_string());
+                Some((
+                    Some(pq!(#rt::check_reorder(&#input[..], &#v[..], #coll, #method);)),
+                    pq!(#rt::reordered(&mut #v[..], &mut #replaced);),
+                ))
+            } else {
+                Some((None, pq!(#rt::detach_all(&mut #v[..]);)))
+            }
         } else {
             None
         };
@@ -103,7 +113,10 @@ impl Lowerer<'_> {
         let mut arg_before = Vec::new();
         let mut arg_after = Vec::new();
         self.visit_opaque_args(e, &mut arg_before, &mut arg_after, call_name, span);
-        arg_after.extend(detach);
+        if let Some((check, detach)) = detach {
+            arg_before.extend(check);
+            arg_after.push(detach);
+        }
         let replaceable = passed_all.iter().any(|(id, by_mut)| {
             (*by_mut
                 || matches!(

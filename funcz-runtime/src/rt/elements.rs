@@ -101,9 +101,15 @@ pub fn can_update_element<T: Element>(
 /// assert!(r.get(3));
 /// ```
 #[derive(Clone, Debug, Default)]
-pub struct Replaced(Vec<bool>);
+pub struct Replaced(Vec<bool>, bool);
 
 impl Replaced {
+    /// Records that every slot was replaced (the body reordered or resized
+    /// the collection: positions no longer name the caller's tensors).
+    pub fn mark_all(&mut self) {
+        self.1 = true;
+    }
+
     /// Records that slot `k` was replaced.
     pub fn mark(&mut self, k: usize) {
         if self.0.len() <= k {
@@ -114,7 +120,7 @@ impl Replaced {
 
     /// Whether slot `k` was replaced.
     pub fn get(&self, k: usize) -> bool {
-        self.0.get(k).copied().unwrap_or(false)
+        self.1 || self.0.get(k).copied().unwrap_or(false)
     }
 }
 
@@ -204,4 +210,66 @@ pub fn write_back_kept<T: Element>(dst: &[Tensor<T>], values: &[Tensor<T>], repl
             super::write_back(d, v);
         }
     }
+}
+
+/// Before a method that may reorder or resize the collection input `coll`
+/// (`xs.swap(0, 1)`, `xs.remove(0)`, `xs.push(t)`; `method`) whose body
+/// elements are `elements`: after it, positions no longer name the
+/// caller's tensors `callers`, which then keep the data they have now
+/// (see [`reordered`]). That is the original's only while nothing but the
+/// caller's slot and the body's element holds them (the original goes on
+/// updating them wherever they move): a caller's tensor held elsewhere
+/// panics.
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let callers = vec![Tensor::<f32>::zeros(&[1]), Tensor::ones(&[1])];
+/// let body: Vec<_> = callers.iter().map(rt::input).collect();
+/// rt::check_reorder(&callers, &body, "xs", "swap");
+///
+/// let kept = callers[0].shallow_clone();
+/// let r = std::panic::catch_unwind(move || rt::check_reorder(&callers, &body, "xs", "swap"));
+/// assert!(r.is_err());
+/// # drop(kept);
+/// ```
+#[track_caller]
+pub fn check_reorder<T: Element>(
+    callers: &[Tensor<T>],
+    elements: &[Tensor<T>],
+    coll: &str,
+    method: &str,
+) {
+    for (k, c) in callers.iter().enumerate() {
+        let body = elements.iter().filter(|e| e.same_storage(c)).count();
+        let n = c.storage_use_count();
+        if n > 1 + body {
+            panic!(
+                "funcz: `{coll}.{method}(..)` may move the tensors of `{coll}`, and the caller's `{coll}[{k}]` (shape \
+                 {:?}) is also held by {} other handle(s): the original goes on updating it wherever it moves, \
+                 which #[functionalize] cannot follow. help: do not keep other handles to the elements of \
+                 `{coll}`, or rebuild the collection with `.clone()`s of its elements",
+                c.shape(),
+                n - 1 - body
+            );
+        }
+    }
+}
+
+/// After a method that may reorder or resize a collection input (see
+/// [`check_reorder`]): every slot is handed the body's final element at the
+/// exit ([`write_back_slots`]), and each element gets a buffer of its own
+/// (no element shares one with a caller's tensor that now sits elsewhere).
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let callers = vec![Tensor::<f32>::zeros(&[1]), Tensor::ones(&[1])];
+/// let mut body: Vec<_> = callers.iter().map(rt::input).collect();
+/// let mut replaced = rt::Replaced::default();
+/// body.swap(0, 1);
+/// rt::reordered(&mut body, &mut replaced);
+/// assert!(replaced.get(0) && !body[0].same_storage(&callers[1]));
+/// ```
+pub fn reordered<T: Element>(elements: &mut [Tensor<T>], replaced: &mut Replaced) {
+    replaced.mark_all();
+    super::detach_all(elements);
 }
