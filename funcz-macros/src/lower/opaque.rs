@@ -86,7 +86,10 @@ impl Lowerer<'_> {
             && !COLL_READS.contains(&m.method.to_string().as_str())
         {
             let v = self.var(id);
-            if self.replaced.contains(&id) {
+            // (Appending leaves the caller's tensors where they are.)
+            let appends = ["push", "extend", "extend_from_slice", "append"]
+                .contains(&m.method.to_string().as_str());
+            if self.replaced.contains(&id) && !appends {
                 let input = input_ident(id);
                 let replaced = crate::scope::replaced_ident(id);
                 let (coll, method) = (self.shown(id), m.method.to_string());
