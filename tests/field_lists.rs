@@ -537,3 +537,49 @@ fn regress_reordered_collection() {
         drop(kept);
     }
 }
+
+fn replace_doubled(t: &mut Tensor, g: &Tensor) {
+    *t = g.mul(2.0);
+}
+
+// An element handed `&mut` to a call that replaces it (probe after
+// ccb7b6d: the caller's old tensor got the new element's data).
+variants!(replaced_by_helper, replaced_by_helper_f, replaced_by_helper_fv; fn (xs: &mut [Tensor], g: &Tensor) {
+    xs[0].add_(1.0);
+    replace_doubled(&mut xs[0], g);
+    xs[0].add_(1.0);
+});
+
+variants!(replaced_by_swap, replaced_by_swap_f, replaced_by_swap_fv; fn (xs: &mut [Tensor], g: &Tensor) {
+    let mut t = g.mul(2.0);
+    xs[0].add_(1.0);
+    std::mem::swap(&mut xs[0], &mut t);
+    xs[0].add_(1.0);
+});
+
+#[test]
+fn regress_element_replaced_by_a_call() {
+    for f in [
+        [
+            replaced_by_helper,
+            replaced_by_helper_f,
+            replaced_by_helper_fv,
+        ],
+        [replaced_by_swap, replaced_by_swap_f, replaced_by_swap_fv],
+    ] {
+        let run = |f: fn(&mut [Tensor], &Tensor)| {
+            let mut xs = vec![iota(&[2]), iota(&[2]).add(10.0)];
+            let old: Vec<Tensor> = xs.iter().map(|t| t.shallow_clone()).collect();
+            f(&mut xs, &iota(&[2]).add(5.0));
+            (vals(&xs), vals(&old))
+        };
+        let want = run(f[0]);
+        assert_eq!(
+            want.1[0],
+            vec![1.0, 2.0],
+            "the old tensor keeps the update before the call"
+        );
+        assert_eq!(run(f[1]), want);
+        assert_eq!(run(f[2]), want);
+    }
+}

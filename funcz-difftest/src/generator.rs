@@ -2713,8 +2713,15 @@ impl Gen {
                     return;
                 }
                 let p = self.rng.pick(&ps).clone();
+                // An element may be replaced instead (a new tensor in its
+                // slot: `regress_element_replaced_by_a_call`).
+                let helper = if p.elem && self.rng.chance(40) {
+                    "replace_scaled"
+                } else {
+                    "scale_mut"
+                };
                 self.line(&format!(
-                    "helpers::scale_mut({});",
+                    "helpers::{helper}({});",
                     p.mutref.expect("filtered")
                 ));
             }

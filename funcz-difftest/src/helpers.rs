@@ -30,6 +30,15 @@ pub fn scale_mut(t: &mut Tensor) {
     });
 }
 
+/// Replaces its argument by a new tensor with the values `scale_mut`
+/// gives (`*t = t.mul(1.5)`): an element handed as `&mut d[k]` is then a
+/// new tensor, which the caller's slot must get.
+pub fn replace_scaled(t: &mut Tensor) {
+    untraced(|| {
+        *t = t.mul(1.5);
+    });
+}
+
 /// Mutates its argument through a view of a `&` (the macro sees it by the
 /// storage version counter).
 pub fn fill_first(t: &Tensor) {

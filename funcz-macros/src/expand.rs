@@ -445,7 +445,8 @@ fn lower_fn(
 }
 
 /// The collections whose elements the body assigns (`xs[i] = ..`,
-/// `s.m[i] = ..`) or that a method may reorder (`xs.swap(0, 1)`): a
+/// `s.m[i] = ..`, `helper(&mut xs[i])`) or that a method may reorder
+/// (`xs.swap(0, 1)`): a
 /// parameter's name or a field place's path (a name that turns out not to
 /// be a collection input is ignored).
 fn assigned_elements(block: &syn::Block) -> std::collections::HashSet<String> {
@@ -465,6 +466,24 @@ fn assigned_elements(block: &syn::Block) -> std::collections::HashSet<String> {
                 }
             }
             syn::visit::visit_expr_assign(self, a);
+        }
+        // `helper(&mut xs[i])`: the call may replace the element.
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            if r.mutability.is_some()
+                && let syn::Expr::Index(ix) = &*r.expr
+            {
+                match &*ix.expr {
+                    syn::Expr::Path(p) if p.path.segments.len() == 1 => {
+                        self.0.insert(p.path.segments[0].ident.to_string());
+                    }
+                    e => {
+                        if let Some((_, key)) = crate::places::place_key(e) {
+                            self.0.insert(key);
+                        }
+                    }
+                }
+            }
+            syn::visit::visit_expr_reference(self, r);
         }
         // `xs.swap(0, 1)`, `xs.push(t)`: positions may no longer name the
         // caller's tensors (see `rt::reordered`).

@@ -339,6 +339,24 @@ impl Lowerer<'_> {
                         pq!(&#t)
                     };
                 }
+                // `&mut xs[i]` of a collection input: the call may replace
+                // the element (`*t = ..`); if it did, the slot is handed the
+                // new tensor at the exit (`rt::replaced_by_call`).
+                _ if self.slot_arg(a).is_some() => {
+                    let (id, mut index) = self.slot_arg(a).expect("checked");
+                    let rt = rt();
+                    let (k_id, h) = (
+                        format_ident!("__fz_slot_arg_{}", k, span = Span::mixed_site()),
+                        format_ident!("__fz_slot_before_{}", k, span = Span::mixed_site()),
+                    );
+                    self.visit_expr_mut(&mut index);
+                    let v = self.var(id);
+                    let (input, replaced) = (input_ident(id), crate::scope::replaced_ident(id));
+                    before.push(pq!(let #k_id: usize = #index;));
+                    before.push(pq!(let #h = #rt::handle(&#v[#k_id]);));
+                    after.push(pq!(#rt::replaced_by_call(#input.get(#k_id), #h, &#v[#k_id], &mut #replaced, #k_id);));
+                    *a = pq!(&mut #v[#k_id]);
+                }
                 // A tracked tensor moved into the call: the call gets
                 // another handle of it, so the function keeps its own for
                 // the write-back and the watch (`opaque_call`).
@@ -359,6 +377,18 @@ impl Lowerer<'_> {
 }
 
 impl Lowerer<'_> {
+    /// `&mut xs[i]` of a collection input whose slots may be replaced:
+    /// (the collection, the index expression).
+    fn slot_arg(&self, a: &Expr) -> Option<(usize, Expr)> {
+        let Expr::Reference(r) = a else { return None };
+        let Expr::Index(ix) = &*r.expr else {
+            return None;
+        };
+        let id = self.binding_of(&ix.expr)?;
+        (r.mutability.is_some() && self.is_input_coll(id) && self.replaced.contains(&id))
+            .then(|| (id, (*ix.index).clone()))
+    }
+
     /// Whether a handle an opaque call keeps on `id`'s storage must panic
     /// (`rt::watched`): its root is written later, and a functional update
     /// would leave the handle behind.

@@ -156,6 +156,33 @@ pub fn retire_slot<T: Element>(
     }
 }
 
+/// After a call given `&mut xs[k]` (`helper(&mut xs[k])`, `mem::swap`):
+/// if the element `now` is no longer the tensor `before` the call, the
+/// call replaced it, as [`retire_slot`] records an assignment (the caller's
+/// old tensor gets `before`'s value, as the call left it).
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let old = Tensor::<f32>::zeros(&[1]);
+/// let mut replaced = rt::Replaced::default();
+/// let t = rt::input(&old);
+/// rt::replaced_by_call(Some(&old), t.shallow_clone(), &t, &mut replaced, 0);
+/// assert!(!replaced.get(0));
+/// rt::replaced_by_call(Some(&old), t.shallow_clone(), &Tensor::ones(&[1]), &mut replaced, 0);
+/// assert!(replaced.get(0));
+/// ```
+pub fn replaced_by_call<T: Element>(
+    slot: Option<&Tensor<T>>,
+    before: Tensor<T>,
+    now: &Tensor<T>,
+    replaced: &mut Replaced,
+    k: usize,
+) {
+    if !now.same_storage(&before) {
+        retire_slot(slot, &before, replaced, k);
+    }
+}
+
 /// The exit of a collection input some of whose slots the body replaced:
 /// a replaced slot gets (a handle of) the body's final element, as the
 /// original's slot holds the tensor assigned to it; the others get their
