@@ -8,6 +8,9 @@
 //!   (momentum, nesterov), Adam and AdamW (with amsgrad), RMSprop
 //!   (centered), Adagrad, Adadelta, Adamax, NAdam, RAdam and Rprop, three
 //!   steps each; the parameter and every state tensor are compared.
+//! - `optim_module.rs`: Adam and SGD (momentum, nesterov) as classes: state
+//!   in `Vec<Tensor>` fields of the optimizer struct, created lazily on the
+//!   first step, `step(&mut self, ..)` a method.
 //! - `functional.rs`: `torch.nn.functional`'s softmax, log_softmax,
 //!   layer_norm, batch_norm in training (running statistics updated in
 //!   place), group_norm, rms_norm, embedding, cross_entropy (with label
@@ -31,3 +34,4 @@ mod common;
 mod fixture;
 mod functional;
 mod optim;
+mod optim_module;
