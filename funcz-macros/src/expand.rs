@@ -157,6 +157,22 @@ fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, std::collections::H
     (places, params)
 }
 
+/// The parameters (and `self`) whose fields may be places or field reads:
+/// those that are not tensors themselves.
+fn struct_bases(func: &ItemFn) -> std::collections::HashSet<String> {
+    func.sig
+        .inputs
+        .iter()
+        .filter_map(|arg| match arg {
+            FnArg::Receiver(_) => Some("self".to_string()),
+            FnArg::Typed(pt) => match &*pt.pat {
+                Pat::Ident(pi) if params::classify(&pt.ty).is_none() => Some(pi.ident.to_string()),
+                _ => None,
+            },
+        })
+        .collect()
+}
+
 /// For tests: the analysis' facts of `func`, code generation's facts
 /// generating from them, and the function generated with `facts` instead
 /// (`strict` as `FUNCZ_STRICT_ANALYSIS`) with the errors reported.
@@ -231,6 +247,36 @@ fn lower_fn(
                 readers.push((pi.ident.to_string(), key));
             }
         }
+    }
+    // Fields of struct parameters the body reads as tensors, against the
+    // inputs it mutates.
+    let field_reads = crate::places::field_reads(&func.block, &struct_bases(func), places);
+    let mutated_inputs: Vec<TokenStream> = inputs
+        .iter()
+        .filter(|(id, _, _)| tracked(*id))
+        .map(|(id, ident, kind)| {
+            let n = match lw.places.iter().find(|(_, _, p)| p == id) {
+                Some((key, _, _)) => key.clone(),
+                None => ident.to_string(),
+            };
+            match kind {
+                ParamKind::List { .. } => quote!((
+                    #n,
+                    &::funcz::rt::TensorList::tensors(&*#ident) as &dyn ::funcz::rt::InputKey
+                )),
+                _ => quote!((#n, &#ident as &dyn ::funcz::rt::InputKey)),
+            }
+        })
+        .collect();
+    if !field_reads.is_empty() && !mutated_inputs.is_empty() {
+        let reads = field_reads.iter().map(|(key, e)| {
+            quote!((#key, &{
+                #[allow(unused_imports)]
+                use ::funcz::rt::{ViaKey as _, ViaNone as _};
+                (&::funcz::rt::KeyProbe(&#e)).key()
+            } as &dyn ::funcz::rt::InputKey))
+        });
+        prologue.push(pq!(::funcz::rt::check_readers_disjoint(#name, &[#(#mutated_inputs),*], &[#(#reads),*]);));
     }
     let many = inputs.len() + readers.len() > 1
         || inputs

@@ -396,6 +396,66 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
     (out, params)
 }
 
+/// The fields of `bases` (struct parameters and `self`) that the body uses
+/// as tensors without tracking them: the receivers' starts of op-table
+/// methods (`cfg.w.add(..)`, `cfg.ws[0].sum()`) and operands taken by
+/// reference (`&cfg.w`), other than `places`. The entry checks them against
+/// the inputs the body mutates (`rt::check_readers_disjoint`).
+///
+/// Input: `x.add_(1.0); cfg.w.sum()` with `cfg` a struct parameter.
+/// Output: `[("cfg.w", cfg.w)]`.
+pub(crate) fn field_reads(
+    block: &Block,
+    bases: &HashSet<String>,
+    places: &[Place],
+) -> Vec<(String, Expr)> {
+    struct Scan<'a> {
+        bases: &'a HashSet<String>,
+        places: &'a [Place],
+        out: Vec<(String, Expr)>,
+    }
+    impl Scan<'_> {
+        fn note(&mut self, e: &Expr) {
+            if let Some((base, key)) = place_key(e)
+                && self.bases.contains(&base)
+                && !self.places.iter().any(|p| {
+                    p.key == key
+                        || key.starts_with(&format!("{}.", p.key))
+                        || p.key.starts_with(&format!("{key}."))
+                })
+                && !self.out.iter().any(|(k, _)| *k == key)
+            {
+                self.out.push((key, e.clone()));
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Scan<'_> {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if op_kind(&m.method.to_string()).is_some() {
+                let start = chain_start(&m.receiver);
+                self.note(start.expr);
+            }
+            visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+            let mut e = &*r.expr;
+            if let Expr::Index(ix) = e {
+                e = &ix.expr;
+            }
+            self.note(e);
+            visit::visit_expr_reference(self, r);
+        }
+        fn visit_item(&mut self, _i: &'ast syn::Item) {}
+    }
+    let mut scan = Scan {
+        bases,
+        places,
+        out: Vec::new(),
+    };
+    scan.visit_block(block);
+    scan.out
+}
+
 /// Refuses every use of a struct that holds a tracked place other than
 /// reaching a field through it: `helper(&self)`, `self.step()`, `*c = ..`,
 /// `c.cache = ..` would read or change the field behind the tracked value.
