@@ -157,8 +157,9 @@ fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, std::collections::H
     (places, params)
 }
 
-/// The parameters (and `self`) whose fields may be places or field reads:
-/// those that are not tensors themselves.
+/// The parameters (and `self`) whose fields are checked as field reads:
+/// those that are neither tensors nor readers of their own (tuples, slices
+/// and options of tensors, see `params::reader_keys`).
 fn struct_bases(func: &ItemFn) -> std::collections::HashSet<String> {
     func.sig
         .inputs
@@ -166,7 +167,13 @@ fn struct_bases(func: &ItemFn) -> std::collections::HashSet<String> {
         .filter_map(|arg| match arg {
             FnArg::Receiver(_) => Some("self".to_string()),
             FnArg::Typed(pt) => match &*pt.pat {
-                Pat::Ident(pi) if params::classify(&pt.ty).is_none() => Some(pi.ident.to_string()),
+                // (Tuples and slices of tensors are readers of their own.)
+                Pat::Ident(pi)
+                    if params::classify(&pt.ty).is_none()
+                        && params::reader_keys(quote!(x), &pt.ty).is_empty() =>
+                {
+                    Some(pi.ident.to_string())
+                }
                 _ => None,
             },
         })
