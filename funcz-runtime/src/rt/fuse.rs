@@ -1408,6 +1408,19 @@ fn min_fused<T: Element>(f: &Fusion<'_, T>) -> usize {
     }
 }
 
+/// The fewest elements a run with a compiled kernel fuses at (the
+/// thread's [`set_min_fused`] setting, or the default of [`min_fused`] for
+/// such a run): for the multi-root runs of `fuse_multi`, which always have
+/// one.
+#[inline]
+pub(super) fn min_fused_kernel() -> usize {
+    match MIN_FUSED.with(Cell::get) {
+        AUTO if crate::ops::kernel::wide::avx2() => KERNEL_MIN_FUSED,
+        AUTO => BLOCKED_MIN_FUSED,
+        m => m,
+    }
+}
+
 /// The thread's initial [`set_min_fused`] setting: the value of the
 /// environment variable `FUNCZ_MIN_FUSED` (read when a thread first fuses;
 /// for measuring where one pass starts to pay on a machine), or the
