@@ -84,6 +84,15 @@ impl<'a, T: Element> IntoFuseArg<'a, T> for &'a Tensor<T> {
     }
 }
 
+/// A reference to a `&Tensor` (a multi-root run reads a tensor name `x`
+/// as `&x`, whether `x` holds a `Tensor` or a `&Tensor`).
+impl<'a, 'b: 'a, T: Element> IntoFuseArg<'a, T> for &'a &'b Tensor<T> {
+    #[inline]
+    fn into_fuse_arg(self) -> FuseArg<'a, T> {
+        FuseArg::Ref(*self)
+    }
+}
+
 impl<'a, T: Element> IntoFuseArg<'a, T> for Tensor<T> {
     #[inline]
     fn into_fuse_arg(self) -> FuseArg<'a, T> {
