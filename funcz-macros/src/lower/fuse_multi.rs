@@ -281,7 +281,7 @@ impl Lowerer<'_> {
                                 return false;
                             }
                             let s = tmp(&format!("__fz_s{}", plan.params.len()));
-                            plan.params.push(a.to_token_stream());
+                            plan.params.push(strip(a).to_token_stream());
                             let field = tmp(field);
                             fields.extend(quote!(#field: #s,));
                         }
@@ -370,7 +370,7 @@ impl Lowerer<'_> {
                 return None;
             }
             return Some(Val {
-                tokens: self.add_leaf(plan, e.to_token_stream()),
+                tokens: self.add_leaf(plan, strip(e).to_token_stream()),
                 tensor: false,
             });
         }
@@ -547,7 +547,7 @@ impl Lowerer<'_> {
             let ix = tmp(&format!("__fz_ix{r}"));
             prelude.extend(quote!(let #ix: usize = #index;));
             let v = self.var(*coll);
-            roots.push(quote!(&mut #v[#ix]));
+            roots.push(quote!(#v.get_mut(#ix)));
             callers.push(if self.is_input_coll(*coll) {
                 let caller = input_ident(*coll);
                 quote!(#caller.get(#ix))
@@ -586,8 +586,11 @@ impl Lowerer<'_> {
         let call = quote!(
             #rt::elems_fusable() && {
                 #prelude
+                // An index out of bounds: the statements panic where
+                // they would.
+                if let (#(::core::option::Option::Some(#xs),)*) = (#(#roots,)*) {
                 #rt::fused_elems(
-                    [#(#roots),*],
+                    [#(#xs),*],
                     [#(#callers),*],
                     &[#(#steps),*],
                     [#(#leaves),*],
@@ -601,6 +604,9 @@ impl Lowerer<'_> {
                         })
                     },
                 )
+                } else {
+                    false
+                }
             }
         );
         let mut out: Vec<Stmt> = if super::fuse::kernels_in_debug() {
@@ -610,6 +616,12 @@ impl Lowerer<'_> {
                 pq!(#[cfg(not(debug_assertions))] let #fused = #call;),
                 pq!(#[cfg(debug_assertions)] let #fused = false;),
             ]
+        };
+        // The statements' block, unwrapped.
+        let fallback = match <[Stmt; 1]>::try_from(fallback) {
+            Ok([Stmt::Expr(Expr::Block(b), _)]) if b.attrs.is_empty() && b.label.is_none() => b.block.stmts,
+            Ok(one) => one.to_vec(),
+            Err(all) => all,
         };
         out.push(pq!(if !#fused { #(#fallback)* };));
         out

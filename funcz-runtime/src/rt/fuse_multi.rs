@@ -134,69 +134,88 @@ pub fn fused_elems<T: Element, const R: usize, const N: usize>(
             return false;
         }
     }
-    // Every tensor operand: the roots' shape, contiguous, not a root's
-    // buffer.
-    let mut tensors: Vec<&Tensor<T>> = Vec::new();
-    for l in &leaves {
-        let t = match l {
-            FuseArg::Scalar(_) => continue,
-            FuseArg::Ref(t) => *t,
-            FuseArg::Owned(t) => &**t,
-        };
-        if t.shape() != shape || !t.is_contiguous() || roots.iter().any(|r| r.same_storage(t)) {
-            return false;
-        }
-        tensors.push(t);
+    if R + N > MAX_BUFFERS {
+        return false;
     }
-    // Lock every buffer once, in address order (the order every kernel
-    // locks in): the roots' for writing, the operands' for reading.
-    enum Guard<'g, T> {
-        W(RwLockWriteGuard<'g, Vec<T>>),
-        R(RwLockReadGuard<'g, Vec<T>>),
-    }
-    let mut order: Vec<(usize, Option<usize>, &Tensor<T>)> = Vec::with_capacity(R + tensors.len());
-    for (i, r) in roots.iter().enumerate() {
-        order.push((r.storage_key(), Some(i), &**r));
-    }
-    for t in &tensors {
-        order.push((t.storage_key(), None, t));
-    }
-    order.sort_unstable_by_key(|(k, _, _)| *k);
-    order.dedup_by_key(|(k, _, _)| *k);
-    // One version bump per op on each root, as the unfused ops: the last
-    // one is the write lock the pass holds.
+    // One version bump per op on each root, as the unfused ops.
     let mut bumps = [0usize; R];
     for &(r, _) in steps {
-        bumps[usize::from(r)] += 1;
+        match bumps.get_mut(usize::from(r)) {
+            Some(b) => *b += 1,
+            None => return false,
+        }
     }
     if bumps.contains(&0) {
         return false;
     }
-    let mut guards: Vec<(usize, Option<usize>, Guard<'_, T>)> = Vec::with_capacity(order.len());
-    for &(key, root, t) in &order {
-        match root {
-            Some(i) => {
-                for _ in 1..bumps[i] {
-                    drop(t.storage.write());
-                }
-                guards.push((key, Some(i), Guard::W(t.storage.write())));
-            }
-            None => guards.push((key, None, Guard::R(t.storage.read()))),
+    let tensor = |k: usize| -> Option<&Tensor<T>> {
+        match &leaves[k] {
+            FuseArg::Scalar(_) => None,
+            FuseArg::Ref(t) => Some(*t),
+            FuseArg::Owned(t) => Some(&**t),
         }
+    };
+    // Every tensor operand: the roots' shape, contiguous, not a root's
+    // buffer. The buffers to lock: (address, root `i` or operand `R + k`).
+    let mut bufs = [(usize::MAX, 0usize); MAX_BUFFERS];
+    for (i, r) in roots.iter().enumerate() {
+        bufs[i] = (r.storage_key(), i);
+    }
+    let mut nb = R;
+    for k in 0..N {
+        let Some(t) = tensor(k) else { continue };
+        if t.shape() != shape || !t.is_contiguous() || roots.iter().any(|r| r.same_storage(t)) {
+            return false;
+        }
+        bufs[nb] = (t.storage_key(), R + k);
+        nb += 1;
+    }
+    // Lock every buffer once, in address order (the order every kernel
+    // locks in): the roots' for writing, the operands' for reading. (No
+    // allocation: the fused pass runs once per element of a parameter
+    // list.)
+    let bufs = &mut bufs[..nb];
+    bufs.sort_unstable();
+    let mut guards: [Option<Guard<'_, T>>; MAX_BUFFERS] = std::array::from_fn(|_| None);
+    let mut ng = 0;
+    for &(key, code) in bufs.iter() {
+        if ng > 0 && guards[ng - 1].as_ref().is_some_and(|g| g.key == key) {
+            continue; // an operand read twice
+        }
+        let lock = if code < R {
+            let t = &*roots[code];
+            // The last bump is the write lock the pass holds.
+            for _ in 1..bumps[code] {
+                drop(t.storage.write());
+            }
+            Lock::W(t.storage.write())
+        } else {
+            let t = tensor(code - R).expect("funcz: internal: a tensor operand");
+            Lock::R(t.storage.read())
+        };
+        guards[ng] = Some(Guard { key, code, lock });
+        ng += 1;
     }
     let mut outs: [Option<&mut [T]>; R] = std::array::from_fn(|_| None);
-    let mut reads: Vec<(usize, &[T])> = Vec::with_capacity(guards.len());
-    for (key, root, g) in guards.iter_mut() {
-        match (root, g) {
-            (Some(i), Guard::W(w)) => outs[*i] = Some(&mut w[..n]),
-            (None, Guard::R(r)) => reads.push((*key, &r[..])),
-            _ => unreachable!("funcz: internal: a root is locked for writing"),
+    let mut reads: [(usize, &[T]); MAX_BUFFERS] = [(usize::MAX, &[]); MAX_BUFFERS];
+    for (g, read) in guards.iter_mut().flatten().zip(reads.iter_mut()) {
+        match &mut g.lock {
+            Lock::W(w) => outs[g.code] = Some(&mut w[..n]),
+            Lock::R(r) => *read = (g.key, &r[..]),
         }
     }
-    let ops: [FusedOperand<'_, T>; N] = std::array::from_fn(|k| match &leaves[k] {
-        FuseArg::Scalar(v) => FusedOperand::Scalar(*v),
-        FuseArg::Ref(t) => slice_of(t, &reads, n),
-        FuseArg::Owned(t) => slice_of(t, &reads, n),
+    let ops: [FusedOperand<'_, T>; N] = std::array::from_fn(|k| match (&leaves[k], tensor(k)) {
+        (FuseArg::Scalar(v), _) => FusedOperand::Scalar(*v),
+        (_, Some(t)) => {
+            let key = t.storage_key();
+            let data = reads
+                .iter()
+                .find(|(k, _)| *k == key)
+                .expect("funcz: internal: every operand storage is locked")
+                .1;
+            FusedOperand::Slice(&data[t.layout.offset..t.layout.offset + n])
+        }
+        (_, None) => unreachable!("funcz: internal: a tensor operand"),
     });
     let outs = outs.map(|o| o.expect("funcz: internal: every root is locked"));
     kernel(outs, &ops);
@@ -208,15 +227,21 @@ pub fn fused_elems<T: Element, const R: usize, const N: usize>(
     true
 }
 
-/// The elements of the contiguous operand `t` (read-locked in `reads`).
-fn slice_of<'s, T: Element>(t: &Tensor<T>, reads: &[(usize, &'s [T])], n: usize) -> FusedOperand<'s, T> {
-    let key = t.storage_key();
-    let data = reads
-        .iter()
-        .find(|(k, _)| *k == key)
-        .expect("funcz: internal: every operand storage is locked")
-        .1;
-    FusedOperand::Slice(&data[t.layout.offset..t.layout.offset + n])
+/// The most buffers (roots and tensor operands) one fused pass locks.
+const MAX_BUFFERS: usize = 64;
+
+/// A lock [`fused_elems`] holds during its pass.
+enum Lock<'g, T> {
+    W(RwLockWriteGuard<'g, Vec<T>>),
+    R(RwLockReadGuard<'g, Vec<T>>),
+}
+
+/// A locked buffer: its address, the root (`< R`) or operand (`R + k`) it
+/// was locked for, and the lock.
+struct Guard<'g, T> {
+    key: usize,
+    code: usize,
+    lock: Lock<'g, T>,
 }
 
 /// Runs `f` on every element of the `R` roots `xs` with the matching
