@@ -72,7 +72,9 @@ fn copy_layout(t: &Tensor) -> Tensor {
         t.t().clone().t()
     } else if t.storage_offset() > 0 {
         let n = t.numel();
-        let c = Tensor::zeros(&[n + 100]).narrow(0, 100, n).reshape(t.shape());
+        let c = Tensor::zeros(&[n + 100])
+            .narrow(0, 100, n)
+            .reshape(t.shape());
         c.copy_(t);
         c
     } else {
@@ -135,7 +137,10 @@ fn run(f: Step, s: &State, steps: i32) -> (State, u64) {
 fn same_bits(got: &State, want: &State, what: &str) {
     for (t, (a, b)) in got.bits().iter().zip(want.bits()).enumerate() {
         if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
-            panic!("{what}: tensor {t} (p, m, v per parameter) element {i}: {:#x} != {:#x}", a[i], b[i]);
+            panic!(
+                "{what}: tensor {t} (p, m, v per parameter) element {i}: {:#x} != {:#x}",
+                a[i], b[i]
+            );
         }
     }
 }
@@ -242,7 +247,11 @@ fn aliased_elements_are_refused_as_before() {
 fn a_traced_adam_step_records_every_op_unfused() {
     funcz::rt::set_min_fused(0);
     let s = state(&[&[4096], &[16, 256]], &[&[4096], &[16, 256]], false);
-    let ins: Vec<Tensor> = [&s.p, &s.g, &s.m, &s.v].into_iter().flatten().cloned().collect();
+    let ins: Vec<Tensor> = [&s.p, &s.g, &s.m, &s.v]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
     let before = funcz::rt::multi_passes();
     let [g1, g2] = check("adam", &ins, |variant, x| {
         let (p, rest) = x.split_at_mut(2);
@@ -253,7 +262,11 @@ fn a_traced_adam_step_records_every_op_unfused() {
     });
     // The trace records each functional op; the fused pass never runs
     // while a trace records.
-    assert_eq!(funcz::rt::multi_passes(), before, "no fused pass under a trace");
+    assert_eq!(
+        funcz::rt::multi_passes(),
+        before,
+        "no fused pass under a trace"
+    );
     let per = "mul mul add mul addcmul div sqrt add addcdiv";
     for g in [&g1, &g2] {
         let ops = g.ops().join(" ");
@@ -288,7 +301,10 @@ fn runs_read_their_own_updates_and_stop_where_they_must() {
         let g = vec![tensor(&[n], 4, true)];
         let mut want: Option<Vec<Vec<u32>>> = None;
         for f in [shapes_of_runs, shapes_of_runs_f, shapes_of_runs_fv] {
-            let (mut a, mut b) = (a.iter().map(copy_layout).collect::<Vec<_>>(), b.iter().map(copy_layout).collect::<Vec<_>>());
+            let (mut a, mut b) = (
+                a.iter().map(copy_layout).collect::<Vec<_>>(),
+                b.iter().map(copy_layout).collect::<Vec<_>>(),
+            );
             let before = funcz::rt::multi_passes();
             let u = f(&mut a, &mut b, &g, 0.75);
             let passes = funcz::rt::multi_passes() - before;

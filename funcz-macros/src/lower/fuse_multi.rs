@@ -335,16 +335,15 @@ impl Lowerer<'_> {
             Expr::Group(g) => self.tensorish(plan, &g.expr),
             Expr::Reference(r) => r.mutability.is_none() && self.tensorish(plan, &r.expr),
             Expr::Index(ix) => self.root_coll(&ix.expr).is_some(),
-            Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
-                plan.temps.iter().any(|(n, _)| *i == n) || self.known_tensor(e)
-            }),
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|i| plan.temps.iter().any(|(n, _)| *i == n) || self.known_tensor(e)),
             Expr::Binary(b) => arith(&b.op).is_some() && self.tensorish(plan, &b.left),
             Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && self.tensorish(plan, &u.expr),
             Expr::MethodCall(m) => {
                 m.args.is_empty()
-                    && MULTI_METHODS
-                        .iter()
-                        .any(|(n, _)| m.method == n)
+                    && MULTI_METHODS.iter().any(|(n, _)| m.method == n)
                     && self.tensorish(plan, &m.receiver)
             }
             _ => false,
@@ -354,17 +353,23 @@ impl Lowerer<'_> {
     /// A binding that is surely a tensor and may be read as written (a
     /// root without a tracked state, or a read-only tensor).
     fn known_tensor(&self, e: &Expr) -> bool {
-        self.binding_of(e).is_some_and(|id| match self.scopes.kind(id) {
-            Kind::Root { known: true, .. } => !self.has_state(id),
-            Kind::Plain => true,
-            _ => false,
-        })
+        self.binding_of(e)
+            .is_some_and(|id| match self.scopes.kind(id) {
+                Kind::Root { known: true, .. } => !self.has_state(id),
+                Kind::Plain => true,
+                _ => false,
+            })
     }
 
     /// The formula of `e`, adding the operands it reads to `plan`.
     fn fold(&self, plan: &mut MultiRun, e: &Expr) -> Option<Val> {
         let rt = rt();
-        let tensor = |tokens| Some(Val { tokens, tensor: true });
+        let tensor = |tokens| {
+            Some(Val {
+                tokens,
+                tensor: true,
+            })
+        };
         if !self.tensorish(plan, e) {
             if !self.leaf(plan, e) {
                 return None;
@@ -380,7 +385,9 @@ impl Lowerer<'_> {
             Expr::Reference(r) => {
                 // `&coll[i]` of a collection the run does not update, or
                 // `&x` of a known tensor: an operand as written.
-                if !matches!(strip(&r.expr), Expr::Index(_) | Expr::Path(_)) || self.is_run_read(plan, &r.expr) {
+                if !matches!(strip(&r.expr), Expr::Index(_) | Expr::Path(_))
+                    || self.is_run_read(plan, &r.expr)
+                {
                     return self.fold(plan, &r.expr);
                 }
                 if !self.leaf(plan, e) {
@@ -392,7 +399,9 @@ impl Lowerer<'_> {
                 let coll = self.root_coll(&ix.expr)?;
                 let key = ix.index.to_token_stream().to_string();
                 match plan.roots.iter().position(|(c, _, _)| *c == coll) {
-                    Some(r) if plan.roots[r].2 == key => tensor(tmp(&format!("__fz_r{r}")).to_token_stream()),
+                    Some(r) if plan.roots[r].2 == key => {
+                        tensor(tmp(&format!("__fz_r{r}")).to_token_stream())
+                    }
                     Some(_) => None,
                     // An element the run does not update: an operand.
                     None => {
@@ -492,7 +501,9 @@ impl Lowerer<'_> {
             }
         };
         match e {
-            Expr::Lit(l) => l.attrs.is_empty() && matches!(l.lit, syn::Lit::Float(_) | syn::Lit::Int(_)),
+            Expr::Lit(l) => {
+                l.attrs.is_empty() && matches!(l.lit, syn::Lit::Float(_) | syn::Lit::Int(_))
+            }
             Expr::Path(_) => ok_name(e),
             Expr::Paren(p) => self.leaf(plan, &p.expr),
             Expr::Group(g) => self.leaf(plan, &g.expr),
@@ -517,7 +528,9 @@ impl Lowerer<'_> {
             Expr::Paren(p) => self.place_leaf(plan, &p.expr),
             Expr::Path(p) => {
                 p.qself.is_none()
-                    && p.path.get_ident().is_some_and(|i| !plan.temps.iter().any(|(n, _)| *i == n))
+                    && p.path
+                        .get_ident()
+                        .is_some_and(|i| !plan.temps.iter().any(|(n, _)| *i == n))
                     && match self.binding_of(e) {
                         None => true,
                         Some(id) => match self.scopes.kind(id) {
@@ -573,7 +586,9 @@ impl Lowerer<'_> {
             .steps
             .iter()
             .map(|(r, f)| {
-                let r = proc_macro2::Literal::u8_unsuffixed(u8::try_from(*r).expect("at most 32 roots"));
+                let r = proc_macro2::Literal::u8_unsuffixed(
+                    u8::try_from(*r).expect("at most 32 roots"),
+                );
                 quote!((#r, #f))
             })
             .collect();
@@ -619,7 +634,9 @@ impl Lowerer<'_> {
         };
         // The statements' block, unwrapped.
         let fallback = match <[Stmt; 1]>::try_from(fallback) {
-            Ok([Stmt::Expr(Expr::Block(b), _)]) if b.attrs.is_empty() && b.label.is_none() => b.block.stmts,
+            Ok([Stmt::Expr(Expr::Block(b), _)]) if b.attrs.is_empty() && b.label.is_none() => {
+                b.block.stmts
+            }
             Ok(one) => one.to_vec(),
             Err(all) => all,
         };

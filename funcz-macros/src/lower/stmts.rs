@@ -57,7 +57,10 @@ impl Lowerer<'_> {
                 self.fusion_run(&stmts, k)
             };
             let lowered = if let Some(plan) = &multi {
-                let stmt = std::mem::replace(&mut stmts[k], Stmt::Item(syn::Item::Verbatim(TokenStream::new())));
+                let stmt = std::mem::replace(
+                    &mut stmts[k],
+                    Stmt::Item(syn::Item::Verbatim(TokenStream::new())),
+                );
                 k += 1;
                 self.no_multi = true;
                 let lowered = self.lower_stmt(stmt);

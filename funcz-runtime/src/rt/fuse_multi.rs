@@ -267,7 +267,11 @@ pub fn fuse_loop_multi<T: Element, const R: usize, const N: usize>(
 ) {
     let n = xs.first().map_or(0, |x| x.len());
     for x in &xs {
-        assert_eq!(x.len(), n, "funcz: internal: fused roots of different lengths");
+        assert_eq!(
+            x.len(),
+            n,
+            "funcz: internal: fused roots of different lengths"
+        );
     }
     for op in o {
         match *op {
