@@ -93,6 +93,10 @@ const MULTI_METHODS: &[(&str, &str)] = &[
     ("abs", "abs"),
 ];
 
+/// Methods of Rust's float types a leaf may call (pure; `Tensor` has
+/// none of these names, so the receiver is a scalar).
+const SCALAR_METHODS: &[&str] = &["powi", "powf"];
+
 /// The most in-place ops one run holds.
 const MAX_MULTI_OPS: usize = 32;
 
@@ -281,7 +285,7 @@ impl Lowerer<'_> {
                                 return false;
                             }
                             let s = tmp(&format!("__fz_s{}", plan.params.len()));
-                            plan.params.push(strip(a).to_token_stream());
+                            plan.params.push(self.no_moves(strip(a)).to_token_stream());
                             let field = tmp(field);
                             fields.extend(quote!(#field: #s,));
                         }
@@ -375,7 +379,7 @@ impl Lowerer<'_> {
                 return None;
             }
             return Some(Val {
-                tokens: self.add_leaf(plan, strip(e).to_token_stream()),
+                tokens: self.add_leaf(plan, self.no_moves(strip(e)).to_token_stream()),
                 tensor: false,
             });
         }
@@ -459,6 +463,47 @@ impl Lowerer<'_> {
         }
     }
 
+    /// `e` (a leaf) with every name of a value that may be a tensor
+    /// (`Kind::Root`, not known to be one: `let (b1, b2) = (0.9, 0.99)`)
+    /// read through `Clone::clone(&x)`: the fast path evaluates the leaves
+    /// and the fall-back again, so neither may move them (a scalar's clone
+    /// is its copy; a tensor's has its values).
+    fn no_moves(&self, e: &Expr) -> Expr {
+        let mut e = e.clone();
+        self.no_moves_in(&mut e);
+        e
+    }
+
+    fn no_moves_in(&self, e: &mut Expr) {
+        match e {
+            Expr::Path(_) => {
+                if self
+                    .binding_of(e)
+                    .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Root { known: false, .. }))
+                {
+                    *e = pq!(::core::clone::Clone::clone(&#e));
+                }
+            }
+            Expr::Paren(p) => self.no_moves_in(&mut p.expr),
+            Expr::Group(g) => self.no_moves_in(&mut g.expr),
+            Expr::Cast(c) => self.no_moves_in(&mut c.expr),
+            Expr::Unary(u) => self.no_moves_in(&mut u.expr),
+            Expr::Binary(b) => {
+                self.no_moves_in(&mut b.left);
+                self.no_moves_in(&mut b.right);
+            }
+            Expr::MethodCall(m) => {
+                self.no_moves_in(&mut m.receiver);
+                for a in m.args.iter_mut() {
+                    self.no_moves_in(a);
+                }
+            }
+            Expr::Index(ix) => self.no_moves_in(&mut ix.index),
+            // A reference or a literal moves nothing.
+            _ => {}
+        }
+    }
+
     /// The kernel operand for the leaf `tokens` (one per distinct
     /// expression).
     fn add_leaf(&self, plan: &mut MultiRun, tokens: TokenStream) -> TokenStream {
@@ -495,7 +540,9 @@ impl Lowerer<'_> {
                 None => true,
                 Some(id) => match self.scopes.kind(id) {
                     Kind::Other | Kind::Plain => true,
-                    Kind::Root { known: true, .. } => !self.has_state(id),
+                    // (One that may not be a tensor is read through a
+                    // clone: see `no_moves`.)
+                    Kind::Root { .. } => !self.has_state(id),
                     _ => false,
                 },
             }
@@ -516,6 +563,16 @@ impl Lowerer<'_> {
                     && self.leaf(plan, &b.right)
             }
             Expr::Reference(r) => r.mutability.is_none() && self.place_leaf(plan, &r.expr),
+            // `b1.powi(step)`: the float powers, on a scalar (no tensor
+            // has these methods), of leaves.
+            Expr::MethodCall(m) => {
+                m.attrs.is_empty()
+                    && m.turbofish.is_none()
+                    && SCALAR_METHODS.iter().any(|n| m.method == n)
+                    && !self.tensorish(plan, &m.receiver)
+                    && self.leaf(plan, &m.receiver)
+                    && m.args.iter().all(|a| self.leaf(plan, a))
+            }
             Expr::Index(ix) => self.place_leaf(plan, e) && self.root_coll(&ix.expr).is_none(),
             _ => false,
         }
