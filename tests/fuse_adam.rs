@@ -374,7 +374,10 @@ fn a_moved_operand_is_read_through_a_clone() {
     funcz::rt::set_min_fused(2048);
     let g = tensor(&[3000], 7, true);
     let mut want: Option<Vec<Vec<u32>>> = None;
-    for (k, f) in [moved_leaf, moved_leaf_f, moved_leaf_fv].into_iter().enumerate() {
+    for (k, f) in [moved_leaf, moved_leaf_f, moved_leaf_fv]
+        .into_iter()
+        .enumerate()
+    {
         let mut a = [tensor(&[3000], 8, true)];
         let mut b = [tensor(&[3000], 9, false)];
         let before = funcz::rt::multi_passes();

@@ -477,10 +477,9 @@ impl Lowerer<'_> {
     fn no_moves_in(&self, e: &mut Expr) {
         match e {
             Expr::Path(_) => {
-                if self
-                    .binding_of(e)
-                    .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Root { known: false, .. }))
-                {
+                if self.binding_of(e).is_some_and(|id| {
+                    matches!(self.scopes.kind(id), Kind::Root { known: false, .. })
+                }) {
                     *e = pq!(::core::clone::Clone::clone(&#e));
                 }
             }
