@@ -476,12 +476,12 @@ impl Lowerer<'_> {
 
     fn no_moves_in(&self, e: &mut Expr) {
         match e {
-            Expr::Path(_) => {
+            Expr::Path(_)
                 if self.binding_of(e).is_some_and(|id| {
                     matches!(self.scopes.kind(id), Kind::Root { known: false, .. })
-                }) {
-                    *e = pq!(::core::clone::Clone::clone(&#e));
-                }
+                }) =>
+            {
+                *e = pq!(::core::clone::Clone::clone(&#e));
             }
             Expr::Paren(p) => self.no_moves_in(&mut p.expr),
             Expr::Group(g) => self.no_moves_in(&mut g.expr),
