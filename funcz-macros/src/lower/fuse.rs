@@ -200,7 +200,7 @@ fn kernel(run: &[Stmt]) -> Option<TokenStream> {
 /// (`FUNCZ_KERNELS_IN_DEBUG`, which this workspace's builds set so that
 /// the tests run them; the unit tests of the user-facing form turn it off
 /// for their thread).
-fn kernels_in_debug() -> bool {
+pub(super) fn kernels_in_debug() -> bool {
     #[cfg(test)]
     if NO_KERNELS_IN_DEBUG.with(std::cell::Cell::get) {
         return false;

@@ -251,6 +251,9 @@ pub(crate) struct Lowerer<'a> {
     /// (the lowering may reassign it): that `let` gets
     /// `#[allow(unused_mut)]`, and the user's own lints stay on.
     added_mut: bool,
+    /// Set while a multi-root run's statements are lowered as its
+    /// fall-back (see `fuse_multi.rs`): they are not searched again.
+    no_multi: bool,
 }
 
 /// Generated code is kept as tokens (`Verbatim`) rather than re-parsed:
@@ -314,6 +317,7 @@ impl<'a> Lowerer<'a> {
             copies: mode == crate::attr::Remove::MutationsAndViews,
             strict: std::env::var_os("FUNCZ_STRICT_ANALYSIS").is_some(),
             added_mut: false,
+            no_multi: false,
             pre: Vec::new(),
             synced: Vec::new(),
             current: Default::default(),
@@ -600,6 +604,7 @@ mod exits;
 mod expr;
 mod facts;
 mod fuse;
+mod fuse_multi;
 mod inplace;
 mod loops;
 mod macros;

@@ -35,6 +35,14 @@ impl Lowerer<'_> {
                 j += 1;
             }
             scanned = j;
+            // A multi-root run (see `fuse_multi.rs`): its statements are
+            // lowered as one block, the fall-back of its fused pass.
+            let multi = self.multi_run(&stmts, k);
+            if let Some(plan) = &multi {
+                let run: Vec<Stmt> = stmts.drain(k..k + plan.len).collect();
+                stmts.insert(k, fuse_multi::block_stmt(run));
+                scanned = scanned.saturating_sub(plan.len - 1).max(k + 1);
+            }
             let last = stmts.len() - 1;
             self.pre.push(Vec::new());
             self.synced.push(Vec::new());
@@ -43,8 +51,22 @@ impl Lowerer<'_> {
             let declared_from = self.scopes.bindings.len();
             let view_let = current::is_view_let(&stmts[k]);
             let updated = current::inplace_on(&stmts[k]).cloned();
-            let run = self.fusion_run(&stmts, k);
-            let lowered = if run > 0 {
+            let run = if multi.is_some() {
+                0
+            } else {
+                self.fusion_run(&stmts, k)
+            };
+            let lowered = if let Some(plan) = &multi {
+                let stmt = std::mem::replace(
+                    &mut stmts[k],
+                    Stmt::Item(syn::Item::Verbatim(TokenStream::new())),
+                );
+                k += 1;
+                self.no_multi = true;
+                let lowered = self.lower_stmt(stmt);
+                self.no_multi = false;
+                self.lower_multi(plan, lowered)
+            } else if run > 0 {
                 let fused = self.lower_fused(&stmts[k..k + run]);
                 k += run;
                 vec![fused]

@@ -84,6 +84,15 @@ impl<'a, T: Element> IntoFuseArg<'a, T> for &'a Tensor<T> {
     }
 }
 
+/// A reference to a `&Tensor` (a multi-root run reads a tensor name `x`
+/// as `&x`, whether `x` holds a `Tensor` or a `&Tensor`).
+impl<'a, 'b: 'a, T: Element> IntoFuseArg<'a, T> for &'a &'b Tensor<T> {
+    #[inline]
+    fn into_fuse_arg(self) -> FuseArg<'a, T> {
+        FuseArg::Ref(*self)
+    }
+}
+
 impl<'a, T: Element> IntoFuseArg<'a, T> for Tensor<T> {
     #[inline]
     fn into_fuse_arg(self) -> FuseArg<'a, T> {
@@ -1403,6 +1412,19 @@ const BLOCKED_MIN_FUSED: usize = 1 << 22;
 fn min_fused<T: Element>(f: &Fusion<'_, T>) -> usize {
     match MIN_FUSED.with(Cell::get) {
         AUTO if f.kernel.is_some() && crate::ops::kernel::wide::avx2() => KERNEL_MIN_FUSED,
+        AUTO => BLOCKED_MIN_FUSED,
+        m => m,
+    }
+}
+
+/// The fewest elements a run with a compiled kernel fuses at (the
+/// thread's [`set_min_fused`] setting, or the default of [`min_fused`] for
+/// such a run): for the multi-root runs of `fuse_multi`, which always have
+/// one.
+#[inline]
+pub(super) fn min_fused_kernel() -> usize {
+    match MIN_FUSED.with(Cell::get) {
+        AUTO if crate::ops::kernel::wide::avx2() => KERNEL_MIN_FUSED,
         AUTO => BLOCKED_MIN_FUSED,
         m => m,
     }

@@ -26,6 +26,7 @@ mod elements;
 mod exit;
 mod fuse;
 mod fuse_kernel;
+mod fuse_multi;
 mod inputs;
 mod list;
 mod meta;
@@ -48,6 +49,7 @@ pub use fuse::{
     fused_root_any, fused_value, fused_value_any, kernel_blocks, set_min_fused,
 };
 pub use fuse_kernel::{FusedOperand, FusedParams, Kernel, fuse_loop, k};
+pub use fuse_multi::{MultiKernel, elems_fusable, fuse_loop_multi, fused_elems, multi_passes};
 pub use inputs::{
     InputKey, Owned, check_fresh, check_inputs_disjoint, check_temp, detach_all, identity, input,
     owned, place_handle, rebind, released, write_back, write_back_all, write_back_layout,
