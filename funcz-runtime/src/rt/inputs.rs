@@ -164,14 +164,35 @@ impl<X: InputKey + ?Sized> InputKey for &mut X {
 /// functionalized body treats each input as an independent root, so a
 /// mutation of one would not be seen through the other (PyTorch's
 /// functionalize silently diverges here; funcz refuses).
+///
+/// ```
+/// use funcz_runtime::rt::{check_inputs_disjoint, InputKey};
+/// use funcz_runtime::Tensor;
+/// let (a, b) = (Tensor::<f32>::zeros(&[2]), Tensor::<f32>::zeros(&[2]));
+/// check_inputs_disjoint("f", &[("a", &a as &dyn InputKey), ("b", &b as &dyn InputKey)]);
+/// let shared = a.narrow(0, 0, 1);
+/// let r = std::panic::catch_unwind(|| {
+///     check_inputs_disjoint("f", &[("a", &a as &dyn InputKey), ("s", &shared as &dyn InputKey)])
+/// });
+/// assert!(r.is_err());
+/// ```
+#[inline]
 pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
-    // Two tensors (the common case): one comparison.
+    // Two tensors (the common case): one comparison, inlined into the
+    // generated function, where the inputs' types are known (so the
+    // `single_key` calls are direct and the slice is never built).
     if let [(_, a), (_, b)] = inputs
         && let (Some(x), Some(y)) = (a.single_key(), b.single_key())
         && x != y
     {
         return;
     }
+    check_inputs_disjoint_slow(function, inputs)
+}
+
+/// [`check_inputs_disjoint`] past its two-tensor test.
+#[inline(never)]
+fn check_inputs_disjoint_slow(function: &str, inputs: &[(&str, &dyn InputKey)]) {
     // The common case, a few tensors, without allocating: compare each
     // storage with the ones before it.
     const FEW: usize = 16;
