@@ -359,29 +359,37 @@ fn write_back_owned_any<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
 }
 
 dispatch_f32! {
-    /// [`write_back`] for a `&mut Tensor` input: when the body left the
-    /// variable holding a tensor of another shape (`*x = Tensor::zeros(..)`),
-    /// the caller's tensor becomes that tensor, as the original's assignment
-    /// through the `&mut` does; otherwise its data is written back.
-    ///
-    /// ```
-    /// use funcz_runtime::{Tensor, rt};
-    /// let mut x = Tensor::<f32>::zeros(&[3]);
-    /// rt::write_back_mut(&mut x, &Tensor::ones(&[2, 2]));
-    /// assert_eq!(x.shape(), &[2, 2]);
-    /// ```
-    pub fn write_back_mut<T: Element>(
+    /// [`write_back_mut`] past its first test.
+    fn write_back_mut_replaced<T: Element>(
         dst: &mut Tensor<T> => cast_mut,
         value: &Tensor<T> => cast_ref,
     ) = write_back_mut_any, write_back_mut_f32;
 }
 
-/// The generic body of [`write_back_mut`].
-fn write_back_mut_any<T: Element>(dst: &mut Tensor<T>, value: &Tensor<T>) {
+/// [`write_back`] for a `&mut Tensor` input: when the body left the
+/// variable holding a tensor of another shape (`*x = Tensor::zeros(..)`),
+/// the caller's tensor becomes that tensor, as the original's assignment
+/// through the `&mut` does; otherwise its data is written back. (The first
+/// test, a value that is still the caller's tensor itself, is inlined
+/// into the generated function.)
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let mut x = Tensor::<f32>::zeros(&[3]);
+/// rt::write_back_mut(&mut x, &Tensor::ones(&[2, 2]));
+/// assert_eq!(x.shape(), &[2, 2]);
+/// ```
+#[inline]
+pub fn write_back_mut<T: Element>(dst: &mut Tensor<T>, value: &Tensor<T>) {
     if value.id == dst.id && value.same_storage(dst) {
         // Still the caller's tensor itself.
         return;
     }
+    write_back_mut_replaced(dst, value)
+}
+
+/// The generic body of [`write_back_mut`] past its first test.
+fn write_back_mut_any<T: Element>(dst: &mut Tensor<T>, value: &Tensor<T>) {
     if !crate::dims::same_dims(dst.shape(), value.shape()) {
         *dst = value.handle();
     } else {
