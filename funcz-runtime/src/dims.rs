@@ -85,6 +85,21 @@ impl Dims {
         v
     }
 
+    /// A copy with entry `i` set to `v` (no change if `i` is past the
+    /// end). Written as a test of every slot rather than an indexed store,
+    /// so that the copy can stay in registers and be written straight into
+    /// the layout being built.
+    #[inline(always)]
+    pub(crate) fn with(mut self, i: usize, v: usize) -> Dims {
+        let len = self.len as usize;
+        for (k, x) in self.data.iter_mut().enumerate() {
+            if k == i && k < len {
+                *x = v;
+            }
+        }
+        self
+    }
+
     /// The entries as a `Vec`.
     pub fn to_vec(&self) -> Vec<usize> {
         self.deref().to_vec()

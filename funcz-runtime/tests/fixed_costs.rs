@@ -228,3 +228,107 @@ fn f32_instances_agree_with_the_generic_bodies() {
     assert_eq!(a[9], vec![5.0, 1.0]);
     assert_eq!(a[11], vec![5.0, 1.0]);
 }
+
+/// The window of a uniquely held root, with no trace recording, is made
+/// in place (not through `Tensor::narrow`): it is the view `narrow` makes
+/// (shape, strides, offset, values, a fresh identity on the root's
+/// storage) for every dimension and start, negative ones too, of a few
+/// shapes, in both modes and for `f32` and `f64`; a window out of range
+/// panics with `narrow`'s message.
+#[test]
+fn an_untraced_narrow_window_is_the_narrow_view() {
+    fn check<T: funcz_runtime::Element>() -> usize {
+        let mut checked = 0;
+        for shape in [&[5][..], &[4, 3], &[2, 3, 4], &[3, 1, 2]] {
+            let n: usize = shape.iter().product();
+            let rank = shape.len() as i64;
+            for mode in [Mode::Views, Mode::Copies] {
+                for dim in -rank..rank {
+                    let d = if dim < 0 { dim + rank } else { dim } as usize;
+                    let size = shape[d] as i64;
+                    for start in -size - 1..=size + 1 {
+                        for length in [0, 1, 2] {
+                            let mut root = Tensor::<T>::arange(n).view(shape);
+                            let want = panic_message(|| {
+                                root.narrow(dim, start, length);
+                            });
+                            let mut s = Tracked::root(&root);
+                            let got = panic_message(|| {
+                                let w = rt::window(
+                                    &mut root,
+                                    &mut s,
+                                    ViewMeta::narrow(dim, start, length),
+                                    mode,
+                                );
+                                let v = root.narrow(dim, start, length);
+                                assert_eq!(w.shape(), v.shape());
+                                assert_eq!(w.strides(), v.strides());
+                                assert_eq!(w.storage_offset(), v.storage_offset());
+                                assert_eq!(w.to_vec(), v.to_vec());
+                                assert!(w.same_storage(&root));
+                                assert_ne!(w.id(), root.id());
+                                assert_ne!(w.id(), v.id());
+                            });
+                            assert_eq!(got, want, "{shape:?} narrow({dim}, {start}, {length})");
+                            checked += usize::from(got.is_none());
+                        }
+                    }
+                }
+            }
+        }
+        checked
+    }
+    assert!(check::<f32>() > 100);
+    assert!(check::<f64>() > 100);
+}
+
+/// The other window views (`select`, `slice`, `diagonal`) take the same
+/// direct path, untraced and traced; the update lands in the root's own
+/// buffer, and the trace records the view, the functional op and the
+/// scatter.
+#[test]
+fn other_window_views_update_the_root_in_place() {
+    type Case = (ViewMeta, fn(&Tensor<f32>) -> Tensor<f32>, &'static str);
+    let cases: [Case; 3] = [
+        (ViewMeta::select(0, -1), |t| t.select(0, -1), "select"),
+        (
+            ViewMeta::slice(1, 0, 4, 2),
+            |t| t.slice(1, 0, 4, 2),
+            "slice",
+        ),
+        (
+            ViewMeta::diagonal(0, 0, 1),
+            |t| t.diagonal(0, 0, 1),
+            "diagonal",
+        ),
+    ];
+    for (meta, f, name) in cases {
+        let key = |t: &Tensor<f32>| rt::InputKey::single_key(t);
+        let base = Tensor::<f32>::arange(12).view([3, 4]);
+        let want = base.clone();
+        f(&want).mul_(-1.0);
+        for traced in [false, true] {
+            let x = base.clone();
+            let run = || {
+                let mut root = x.clone();
+                let mut s = Tracked::root(&root);
+                let p = key(&root);
+                let mut w = rt::window(&mut root, &mut s, meta.clone(), Mode::Views);
+                w.mul_(-1.0);
+                rt::window_done("mul_", "mul", &mut root, &mut s, &mut w, Mode::Views);
+                drop(w);
+                assert_eq!(key(&root), p, "{name}: the root's own buffer");
+                root
+            };
+            let out = if traced {
+                let (out, g) = Tracer::new("f").input("x", &x).run(run);
+                let scatter = format!("{name}_scatter");
+                assert_eq!(g.ops(), vec!["clone", name, "mul", scatter.as_str()]);
+                out
+            } else {
+                run()
+            };
+            assert_eq!(out.to_vec(), want.to_vec(), "{name} traced={traced}");
+        }
+    }
+}

@@ -164,14 +164,35 @@ impl<X: InputKey + ?Sized> InputKey for &mut X {
 /// functionalized body treats each input as an independent root, so a
 /// mutation of one would not be seen through the other (PyTorch's
 /// functionalize silently diverges here; funcz refuses).
+///
+/// ```
+/// use funcz_runtime::rt::{check_inputs_disjoint, InputKey};
+/// use funcz_runtime::Tensor;
+/// let (a, b) = (Tensor::<f32>::zeros(&[2]), Tensor::<f32>::zeros(&[2]));
+/// check_inputs_disjoint("f", &[("a", &a as &dyn InputKey), ("b", &b as &dyn InputKey)]);
+/// let shared = a.narrow(0, 0, 1);
+/// let r = std::panic::catch_unwind(|| {
+///     check_inputs_disjoint("f", &[("a", &a as &dyn InputKey), ("s", &shared as &dyn InputKey)])
+/// });
+/// assert!(r.is_err());
+/// ```
+#[inline]
 pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
-    // Two tensors (the common case): one comparison.
+    // Two tensors (the common case): one comparison, inlined into the
+    // generated function, where the inputs' types are known (so the
+    // `single_key` calls are direct and the slice is never built).
     if let [(_, a), (_, b)] = inputs
         && let (Some(x), Some(y)) = (a.single_key(), b.single_key())
         && x != y
     {
         return;
     }
+    check_inputs_disjoint_slow(function, inputs)
+}
+
+/// [`check_inputs_disjoint`] past its two-tensor test.
+#[inline(never)]
+fn check_inputs_disjoint_slow(function: &str, inputs: &[(&str, &dyn InputKey)]) {
     // The common case, a few tensors, without allocating: compare each
     // storage with the ones before it.
     const FEW: usize = 16;
@@ -338,29 +359,37 @@ fn write_back_owned_any<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
 }
 
 dispatch_f32! {
-    /// [`write_back`] for a `&mut Tensor` input: when the body left the
-    /// variable holding a tensor of another shape (`*x = Tensor::zeros(..)`),
-    /// the caller's tensor becomes that tensor, as the original's assignment
-    /// through the `&mut` does; otherwise its data is written back.
-    ///
-    /// ```
-    /// use funcz_runtime::{Tensor, rt};
-    /// let mut x = Tensor::<f32>::zeros(&[3]);
-    /// rt::write_back_mut(&mut x, &Tensor::ones(&[2, 2]));
-    /// assert_eq!(x.shape(), &[2, 2]);
-    /// ```
-    pub fn write_back_mut<T: Element>(
+    /// [`write_back_mut`] past its first test.
+    fn write_back_mut_replaced<T: Element>(
         dst: &mut Tensor<T> => cast_mut,
         value: &Tensor<T> => cast_ref,
     ) = write_back_mut_any, write_back_mut_f32;
 }
 
-/// The generic body of [`write_back_mut`].
-fn write_back_mut_any<T: Element>(dst: &mut Tensor<T>, value: &Tensor<T>) {
+/// [`write_back`] for a `&mut Tensor` input: when the body left the
+/// variable holding a tensor of another shape (`*x = Tensor::zeros(..)`),
+/// the caller's tensor becomes that tensor, as the original's assignment
+/// through the `&mut` does; otherwise its data is written back. (The first
+/// test, a value that is still the caller's tensor itself, is inlined
+/// into the generated function.)
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let mut x = Tensor::<f32>::zeros(&[3]);
+/// rt::write_back_mut(&mut x, &Tensor::ones(&[2, 2]));
+/// assert_eq!(x.shape(), &[2, 2]);
+/// ```
+#[inline]
+pub fn write_back_mut<T: Element>(dst: &mut Tensor<T>, value: &Tensor<T>) {
     if value.id == dst.id && value.same_storage(dst) {
         // Still the caller's tensor itself.
         return;
     }
+    write_back_mut_replaced(dst, value)
+}
+
+/// The generic body of [`write_back_mut`] past its first test.
+fn write_back_mut_any<T: Element>(dst: &mut Tensor<T>, value: &Tensor<T>) {
     if !crate::dims::same_dims(dst.shape(), value.shape()) {
         *dst = value.handle();
     } else {

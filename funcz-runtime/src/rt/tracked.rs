@@ -631,30 +631,21 @@ fn commit_donated_any<T: Element>(
     commit_value(op, root, rstate, value, state, known_window, mode);
 }
 
-dispatch_f32! {
-    /// [`window`](super::window)'s fast path, when it applies: puts the view
-    /// `meta` of `root`, into which the in-place op may write directly,
-    /// in `window`, and returns whether a trace is recording. It applies in [`Mode::Views`] (and in
-    /// [`Mode::Copies`] when no trace is recording: the temporary view is
-    /// never observable, only the root's new value is, so writing through
-    /// it gives the values the `*_copy` + scatter would, without the copy)
-    /// to a window view ([`ViewMeta::is_window`]) of a root buffer nobody
-    /// else can observe.
-    pub(super) fn window_begin<T: Element>(
-        root: &Tensor<T> => cast_ref,
-        rstate: &Tracked => same,
-        meta: &ViewMeta => same,
-        mode: Mode => same,
-        window: &mut Option<Tensor<T>> => cast_mut,
-    ) -> Option<bool> = window_begin_any, window_begin_f32;
-}
-
-fn window_begin_any<T: Element>(
+/// [`window`](super::window)'s fast path, when it applies: returns
+/// whether a trace is recording if the in-place op may write the view
+/// `meta` of `root` directly. It applies in [`Mode::Views`] (and in
+/// [`Mode::Copies`] when no trace is recording: the temporary view is
+/// never observable, only the root's new value is, so writing through it
+/// gives the values the `*_copy` + scatter would, without the copy) to a
+/// window view ([`ViewMeta::is_window`]) of a root buffer nobody else can
+/// observe. Only tests, inlined into `window` (which then makes the view
+/// straight into the window it returns).
+#[inline]
+pub(super) fn window_begin<T: Element>(
     root: &Tensor<T>,
     rstate: &Tracked,
     meta: &ViewMeta,
     mode: Mode,
-    window: &mut Option<Tensor<T>>,
 ) -> Option<bool> {
     let recording = crate::trace::is_recording();
     if (mode == Mode::Views || !recording)
@@ -664,11 +655,6 @@ fn window_begin_any<T: Element>(
         && !rstate.orig.overlaps
         && super::can_donate_root(root, rstate)
     {
-        *window = Some(match *meta {
-            // (`narrow`, the common window, without the dispatch.)
-            ViewMeta::Narrow(d, s, n) => root.narrow(d, s, n),
-            _ => meta.forward(root, Mode::Views),
-        });
         Some(recording)
     } else {
         None
@@ -676,43 +662,68 @@ fn window_begin_any<T: Element>(
 }
 
 dispatch_f32! {
-    /// [`window_done`](super::window_done)'s fast path: after the in-place op wrote the view
-    /// `v` of [`window_begin`]: the root's new value is its buffer.
-    pub(super) fn window_end<T: Element>(
+    /// The view `meta` of `root` (a window view other than `narrow`, which
+    /// [`window`](super::window) makes itself), for [`window_begin`]'s path.
+    pub(super) fn window_view<T: Element>(
+        root: &Tensor<T> => cast_ref,
+        meta: &ViewMeta => same,
+    ) -> Tensor<T> = window_view_any, window_view_f32;
+}
+
+fn window_view_any<T: Element>(root: &Tensor<T>, meta: &ViewMeta) -> Tensor<T> {
+    meta.forward(root, Mode::Views)
+}
+
+/// [`window_done`](super::window_done)'s fast path: after the in-place op
+/// wrote the view `v` of [`window_begin`]: the root's new value is its
+/// buffer. `meta` is `None` when no trace is recording.
+#[inline]
+pub(super) fn window_end<T: Element>(
+    functional: &'static str,
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    meta: Option<&ViewMeta>,
+    v: &mut Tensor<T>,
+    mode: Mode,
+) {
+    match meta {
+        // What `reverse_in_place` below does here, minus the trace: `root`
+        // and `v` are the buffer's only handles (and the caller's, which
+        // cannot observe it), `v` is exactly the window (a window view of
+        // the root as it is now), so the scatter moves nothing. The root
+        // keeps its identity: with no trace to name the scatter's output,
+        // an identity only tells handles apart, and `root` is still the
+        // same handle (storage and layout), changed in place as the
+        // original's tensor is; so the exit's write-back sees at once that
+        // there is nothing to copy. `v` is dropped unrenamed.
+        None => {
+            debug_assert!(v.same_storage(root));
+            rstate.generation += 1;
+        }
+        Some(meta) => window_end_traced(functional, root, rstate, meta, v, mode),
+    }
+}
+
+dispatch_f32! {
+    /// [`window_end`] while a trace records.
+    fn window_end_traced<T: Element>(
         functional: &'static str => same,
         root: &mut Tensor<T> => cast_mut,
         rstate: &mut Tracked => same,
         meta: &ViewMeta => same,
         v: &mut Tensor<T> => cast_mut,
-        recording: bool => same,
         mode: Mode => same,
-    ) = window_end_any, window_end_f32;
+    ) = window_end_traced_any, window_end_traced_f32;
 }
 
-fn window_end_any<T: Element>(
+fn window_end_traced_any<T: Element>(
     functional: &'static str,
     root: &mut Tensor<T>,
     rstate: &mut Tracked,
     meta: &ViewMeta,
     v: &mut Tensor<T>,
-    recording: bool,
     mode: Mode,
 ) {
-    if !recording {
-        // What `reverse_in_place` below does here, minus the trace:
-        // `root` and `v` are the buffer's only handles (and the
-        // caller's, which cannot observe it), `v` is exactly the window
-        // (`meta` is a window view of the root as it is now), so the
-        // scatter moves nothing. The root keeps its identity: with no
-        // trace to name the scatter's output, an identity only tells
-        // handles apart, and `root` is still the same handle (storage
-        // and layout), changed in place as the original's tensor is;
-        // so the exit's write-back sees at once that there is nothing
-        // to copy. `v` is dropped unrenamed.
-        debug_assert!(meta.is_window() && v.same_storage(root));
-        rstate.generation += 1;
-        return;
-    }
     super::donated(functional, v);
     let how = InPlace {
         caller: rstate.caller_handles(root),

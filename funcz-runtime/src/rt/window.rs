@@ -17,31 +17,44 @@
 //! dereferences to the view), so nothing in the generated code is
 //! particular to the call site but the call itself.
 
-use std::ops::Deref;
-
 use crate::element::Element;
-use crate::tensor::Tensor;
+use crate::layout::Layout;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::tensor::{Tensor, fresh_id};
+use crate::view::shape::narrow_window;
 
 use super::Mode;
 use super::meta::ViewMeta;
 use super::own::own_alias;
-use super::tracked::{Tracked, commit_donated, view, window_begin, window_end};
+use super::tracked::{Tracked, commit_donated, view, window_begin, window_end, window_view};
 
 /// The temporary view of [`window`], which an in-place op then writes (it
 /// dereferences to the view).
 pub struct Window<T: Element> {
     view: Tensor<T>,
-    /// The view of a uniquely held root's buffer: its op, and whether a
-    /// trace is recording.
-    direct: Option<(ViewMeta, bool)>,
+    kind: Kind,
+}
+
+/// How a [`Window`] is committed.
+// (A window lives in the generated function's frame and is never moved:
+// boxing the state would cost an allocation per general window.)
+#[allow(clippy::large_enum_variant)]
+enum Kind {
+    /// The view of a uniquely held root's buffer, with no trace recording.
+    Direct,
+    /// The same while a trace records: the view's op.
+    Traced(ViewMeta),
     /// Otherwise, a view with its state, made private if its buffer was
     /// shared.
-    state: Option<Tracked>,
+    General(Tracked),
 }
 
 impl<T: Element> Deref for Window<T> {
     type Target = Tensor<T>;
 
+    #[inline]
     fn deref(&self) -> &Tensor<T> {
         &self.view
     }
@@ -61,33 +74,92 @@ impl<T: Element> Deref for Window<T> {
 /// rt::window_done("copy_", "copy", &mut cache, &mut s, &mut w, Mode::Views);
 /// assert_eq!(cache.to_vec(), vec![0.0, 0.0, 1.0, 2.0, 0.0, 0.0]);
 /// ```
+#[inline(always)]
 pub fn window<T: Element>(
     root: &mut Tensor<T>,
     rstate: &mut Tracked,
     meta: ViewMeta,
     mode: Mode,
 ) -> Window<T> {
-    let mut direct = None;
-    if let Some(recording) = window_begin(root, rstate, &meta, mode, &mut direct)
-        && let Some(view) = direct
-    {
-        return Window {
-            view,
-            direct: Some((meta, recording)),
-            state: None,
-        };
+    // (Each arm's call returns straight into the returned window: a tensor
+    // moved through a local copies its 152-byte layout, a window its 440
+    // bytes.)
+    match window_begin(root, rstate, &meta, mode) {
+        Some(false) => match meta {
+            // (`narrow`, the common window, without the dispatch.)
+            ViewMeta::Narrow(d, s, n) => {
+                // (Nothing to drop in a `Narrow`; this saves the call to
+                // `ViewMeta`'s drop glue, which does not know the variant.)
+                std::mem::forget(meta);
+                direct_narrow(root, d, s, n)
+            }
+            _ => direct_window(root, meta, false),
+        },
+        Some(true) => direct_window(root, meta, true),
+        None => window_general(root, rstate, meta, mode),
     }
+}
+
+/// [`window`]'s direct `narrow(dim, start, length)` with no trace
+/// recording: the view is made in the returned window, its layout set in
+/// place (what `Tensor::narrow` computes, with its checks and panics).
+#[inline(never)]
+fn direct_narrow<T: Element>(root: &Tensor<T>, dim: i64, start: i64, length: i64) -> Window<T> {
+    let (d, s, e) = narrow_window("narrow", &root.layout, dim, start, length);
+    // The root is row-major from offset 0 (`window_begin`), so the view's
+    // offset is `s * stride`, which fits unless the view is empty (and even
+    // then only with huge strides): there `narrow` panics as it should.
+    let Some(offset) = s.checked_mul(root.layout.strides[d]) else {
+        let _ = root.narrow(dim, start, length);
+        unreachable!("narrow: the offset overflows")
+    };
+    Window {
+        view: Tensor {
+            storage: Arc::clone(&root.storage),
+            layout: Layout {
+                shape: root.layout.shape.with(d, e - s),
+                strides: root.layout.strides,
+                offset,
+            },
+            id: fresh_id(),
+        },
+        kind: Kind::Direct,
+    }
+}
+
+/// [`window`]'s direct path for any window view (while a trace records,
+/// `narrow` too, recorded as the view op is).
+#[inline(never)]
+fn direct_window<T: Element>(root: &Tensor<T>, meta: ViewMeta, recording: bool) -> Window<T> {
+    Window {
+        view: window_view(root, &meta),
+        kind: if recording {
+            Kind::Traced(meta)
+        } else {
+            Kind::Direct
+        },
+    }
+}
+
+/// [`window`] past its fast path: [`view`], [`own_alias`].
+#[inline(never)]
+fn window_general<T: Element>(
+    root: &mut Tensor<T>,
+    rstate: &mut Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+) -> Window<T> {
     let (mut view, state) = view(root, rstate, meta, mode);
     own_alias(root, rstate, &mut view, &state);
     Window {
         view,
-        direct: None,
-        state: Some(state),
+        kind: Kind::General(state),
     }
 }
 
 /// Commits the in-place op `op` (functional twin `functional`) that wrote
 /// the [`window`] `w` of `root`.
+#[inline]
 pub fn window_done<T: Element>(
     op: &str,
     functional: &'static str,
@@ -96,20 +168,12 @@ pub fn window_done<T: Element>(
     w: &mut Window<T>,
     mode: Mode,
 ) {
-    match (&w.direct, &mut w.state) {
-        (Some((meta, recording)), _) => window_end(
-            functional,
-            root,
-            rstate,
-            meta,
-            &mut w.view,
-            *recording,
-            mode,
-        ),
-        (None, Some(state)) => {
+    match &mut w.kind {
+        Kind::Direct => window_end(functional, root, rstate, None, &mut w.view, mode),
+        Kind::Traced(meta) => window_end(functional, root, rstate, Some(meta), &mut w.view, mode),
+        Kind::General(state) => {
             commit_donated(op, functional, root, rstate, &mut w.view, state, mode)
         }
-        (None, None) => unreachable!("a window is direct or has a state"),
     }
 }
 
