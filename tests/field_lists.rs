@@ -6,6 +6,14 @@
 //! Before, `opt.m[i].mul_(..)` was refused ("a value #[functionalize]
 //! cannot track", help: pass the list as a slice parameter).
 
+// The bodies keep the shapes ports write (index loops, `&` on every tensor
+// argument), which are what is tested.
+#![allow(
+    clippy::needless_range_loop,
+    clippy::needless_borrows_for_generic_args,
+    clippy::type_complexity
+)]
+
 mod common;
 
 use common::iota;

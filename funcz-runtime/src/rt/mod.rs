@@ -58,7 +58,7 @@ pub use inputs::{
 pub use list::{TensorList, list, list_handles, list_mut, write_back_list};
 pub use meta::{MultiMeta, ViewMeta};
 pub use output::{output, output_root};
-pub use own::{check_current, own, own_alias, own_elem, own_root};
+pub use own::{check_current, own, own_alias, own_root};
 pub use readers::{KeyProbe, ViaKey, ViaNone, check_readers_disjoint};
 pub use tracked::{
     Tracked, bind_view, bind_views, check_chain_copy, commit, commit_donated, commit_from,

@@ -74,15 +74,6 @@ fn own_any<T: Element>(t: &mut Tensor<T>) {
     }
 }
 
-/// [`own_root`] for an element of a collection input whose caller's
-/// element is `caller` (see [`can_donate_elem`](super::can_donate_elem)).
-#[inline]
-pub fn own_elem<T: Element>(t: &mut Tensor<T>, caller: Option<&Tensor<T>>) {
-    if !super::can_donate_elem(t, caller) {
-        privatize(t);
-    }
-}
-
 dispatch_f32! {
     /// Makes the alias `value` (state `state`) of `root` (state `rstate`)
     /// safe to update in place: if
@@ -178,7 +169,7 @@ mod tests {
         assert_eq!(a.to_vec(), vec![1, 2, 3]);
         assert_eq!(x.to_vec(), vec![2, 3, 4]);
         let mut e = a.alias();
-        own_elem(&mut e, Some(&a));
+        super::super::own_element(&mut e, Some(&a), "add_", "xs");
         assert!(e.same_storage(&a), "the caller's own element is donatable");
     }
 
