@@ -211,11 +211,7 @@ fn an_early_return_writes_the_list_back() {
 
 // Adam, as a method on its state struct.
 impl Adam {
-    fn step_orig(&mut self, params: &mut [Tensor], grads: &[Tensor]) {
-        adam_body(self, params, grads)
-    }
-    #[functionalize]
-    fn step_f(&mut self, params: &mut [Tensor], grads: &[Tensor]) {
+    variants!(step_orig, step_f, step_fv; fn (&mut self, params: &mut [Tensor], grads: &[Tensor]) {
         self.t += 1;
         let (b1, b2) = (0.9f32, 0.999f32);
         let bc1 = 1.0 - b1.powi(self.t);
@@ -227,35 +223,7 @@ impl Adam {
             denom.add_(1e-8);
             params[i].addcdiv_(&self.m[i], &denom, -self.lr / bc1);
         }
-    }
-    #[functionalize(remove = "mutations_and_views")]
-    fn step_fv(&mut self, params: &mut [Tensor], grads: &[Tensor]) {
-        self.t += 1;
-        let (b1, b2) = (0.9f32, 0.999f32);
-        let bc1 = 1.0 - b1.powi(self.t);
-        let bc2 = 1.0 - b2.powi(self.t);
-        for i in 0..params.len() {
-            self.m[i].mul_(b1).add_(&(&grads[i] * (1.0 - b1)));
-            self.v[i].mul_(b2).addcmul_(&grads[i], &grads[i], 1.0 - b2);
-            let denom = (&self.v[i] / bc2).sqrt();
-            denom.add_(1e-8);
-            params[i].addcdiv_(&self.m[i], &denom, -self.lr / bc1);
-        }
-    }
-}
-
-fn adam_body(s: &mut Adam, params: &mut [Tensor], grads: &[Tensor]) {
-    s.t += 1;
-    let (b1, b2) = (0.9f32, 0.999f32);
-    let bc1 = 1.0 - b1.powi(s.t);
-    let bc2 = 1.0 - b2.powi(s.t);
-    for i in 0..params.len() {
-        s.m[i].mul_(b1).add_(&(&grads[i] * (1.0 - b1)));
-        s.v[i].mul_(b2).addcmul_(&grads[i], &grads[i], 1.0 - b2);
-        let denom = (&s.v[i] / bc2).sqrt();
-        denom.add_(1e-8);
-        params[i].addcdiv_(&s.m[i], &denom, -s.lr / bc1);
-    }
+    });
 }
 
 #[test]

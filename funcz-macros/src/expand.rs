@@ -258,22 +258,25 @@ fn lower_fn(
     // Fields of struct parameters the body reads as tensors, against the
     // inputs it mutates.
     let field_reads = crate::places::field_reads(&func.block, &struct_bases(func), places);
+    // `("x", &x as &dyn InputKey)` of an input, named by its place's path
+    // for a field.
+    let entry = |id: usize, ident: &proc_macro2::Ident, kind: &ParamKind| -> TokenStream {
+        let n = match lw.places.iter().find(|(_, _, p)| *p == id) {
+            Some((key, _, _)) => key.clone(),
+            None => ident.to_string(),
+        };
+        match kind {
+            ParamKind::List { .. } => quote!((
+                #n,
+                &::funcz::rt::TensorList::tensors(&*#ident) as &dyn ::funcz::rt::InputKey
+            )),
+            _ => quote!((#n, &#ident as &dyn ::funcz::rt::InputKey)),
+        }
+    };
     let mutated_inputs: Vec<TokenStream> = inputs
         .iter()
         .filter(|(id, _, _)| tracked(*id))
-        .map(|(id, ident, kind)| {
-            let n = match lw.places.iter().find(|(_, _, p)| p == id) {
-                Some((key, _, _)) => key.clone(),
-                None => ident.to_string(),
-            };
-            match kind {
-                ParamKind::List { .. } => quote!((
-                    #n,
-                    &::funcz::rt::TensorList::tensors(&*#ident) as &dyn ::funcz::rt::InputKey
-                )),
-                _ => quote!((#n, &#ident as &dyn ::funcz::rt::InputKey)),
-            }
-        })
+        .map(|(id, ident, kind)| entry(*id, ident, kind))
         .collect();
     if !field_reads.is_empty() && !mutated_inputs.is_empty() {
         let reads = field_reads.iter().map(|(key, e)| {
@@ -292,19 +295,7 @@ fn lower_fn(
     if any_tracked && many {
         let entries = inputs
             .iter()
-            .map(|(id, ident, kind)| {
-                let n = match lw.places.iter().find(|(_, _, p)| p == id) {
-                    Some((key, _, _)) => key.clone(),
-                    None => ident.to_string(),
-                };
-                match kind {
-                    ParamKind::List { .. } => quote!((
-                        #n,
-                        &::funcz::rt::TensorList::tensors(&*#ident) as &dyn ::funcz::rt::InputKey
-                    )),
-                    _ => quote!((#n, &#ident as &dyn ::funcz::rt::InputKey)),
-                }
-            })
+            .map(|(id, ident, kind)| entry(*id, ident, kind))
             .chain(
                 readers
                     .iter()
@@ -499,24 +490,29 @@ fn lower_fn(
 
 /// The collections whose elements the body assigns (`xs[i] = ..`,
 /// `s.m[i] = ..`, `helper(&mut xs[i])`) or that a method may reorder
-/// (`xs.swap(0, 1)`): a
-/// parameter's name or a field place's path (a name that turns out not to
-/// be a collection input is ignored).
+/// (`xs.swap(0, 1)`): a parameter's name or a field place's path (a name
+/// that turns out not to be a collection input is ignored).
 fn assigned_elements(block: &syn::Block) -> std::collections::HashSet<String> {
     struct Scan(std::collections::HashSet<String>);
+    impl Scan {
+        /// Notes the collection `e` names (`xs`, `s.m`).
+        fn note(&mut self, e: &syn::Expr) {
+            match e {
+                syn::Expr::Path(p) if p.path.segments.len() == 1 => {
+                    self.0.insert(p.path.segments[0].ident.to_string());
+                }
+                e => {
+                    if let Some((_, key)) = crate::places::place_key(e) {
+                        self.0.insert(key);
+                    }
+                }
+            }
+        }
+    }
     impl<'ast> syn::visit::Visit<'ast> for Scan {
         fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
             if let syn::Expr::Index(ix) = &*a.left {
-                match &*ix.expr {
-                    syn::Expr::Path(p) if p.path.segments.len() == 1 => {
-                        self.0.insert(p.path.segments[0].ident.to_string());
-                    }
-                    e => {
-                        if let Some((_, key)) = crate::places::place_key(e) {
-                            self.0.insert(key);
-                        }
-                    }
-                }
+                self.note(&ix.expr);
             }
             syn::visit::visit_expr_assign(self, a);
         }
@@ -525,16 +521,7 @@ fn assigned_elements(block: &syn::Block) -> std::collections::HashSet<String> {
             if r.mutability.is_some()
                 && let syn::Expr::Index(ix) = &*r.expr
             {
-                match &*ix.expr {
-                    syn::Expr::Path(p) if p.path.segments.len() == 1 => {
-                        self.0.insert(p.path.segments[0].ident.to_string());
-                    }
-                    e => {
-                        if let Some((_, key)) = crate::places::place_key(e) {
-                            self.0.insert(key);
-                        }
-                    }
-                }
+                self.note(&ix.expr);
             }
             syn::visit::visit_expr_reference(self, r);
         }
@@ -542,16 +529,7 @@ fn assigned_elements(block: &syn::Block) -> std::collections::HashSet<String> {
         // caller's tensors (see `rt::reordered`).
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             if !crate::lower::COLL_READS.contains(&m.method.to_string().as_str()) {
-                match &*m.receiver {
-                    syn::Expr::Path(p) if p.path.segments.len() == 1 => {
-                        self.0.insert(p.path.segments[0].ident.to_string());
-                    }
-                    e => {
-                        if let Some((_, key)) = crate::places::place_key(e) {
-                            self.0.insert(key);
-                        }
-                    }
-                }
+                self.note(&m.receiver);
             }
             syn::visit::visit_expr_method_call(self, m);
         }
