@@ -17,7 +17,7 @@
 mod common;
 
 use common::iota;
-use funcz::{Tensor, functionalize};
+use funcz::Tensor;
 
 pub struct Momentum {
     pub m: Vec<Tensor>,
