@@ -67,18 +67,23 @@ pub fn check_readers_disjoint(
     readers: &[(&str, &dyn InputKey)],
 ) {
     for (reader, r) in readers {
+        let mut clash: Option<&str> = None;
         r.visit_keys(&mut |key| {
             for (input, m) in mutated {
-                let mut clash = false;
-                m.visit_keys(&mut |k| clash |= k == key);
-                if clash {
-                    panic!(
-                        "funcz: {function}: `{reader}`, which the body reads, shares storage with the input \
-                         `{input}`, which it mutates: #[functionalize] would read `{reader}` as it was at entry. \
-                         help: read it through `{input}`, or pass a .clone() of one of them"
-                    );
+                let mut same = false;
+                m.visit_keys(&mut |k| same |= k == key);
+                if same && clash.is_none() {
+                    clash = Some(input);
                 }
             }
         });
+        // (Outside the closure: the panic points at the caller's line.)
+        if let Some(input) = clash {
+            panic!(
+                "funcz: {function}: `{reader}`, which the body reads, shares storage with the input `{input}`, \
+                 which it mutates: #[functionalize] would read `{reader}` as it was at entry. help: read it \
+                 through `{input}`, or pass a .clone() of one of them"
+            );
+        }
     }
 }
