@@ -602,3 +602,51 @@ fn regress_read_field_aliasing_a_mutated_input_is_refused() {
         assert!(msg.contains("`cfg.w`") && msg.contains("`x`"), "{msg}");
     }
 }
+
+/// A decoder's KV cache: one cache tensor per layer in `Vec` fields, a
+/// one-row window written per step, the filled prefix read back.
+pub struct LayerCache {
+    pub k: Vec<Tensor>,
+    pub v: Vec<Tensor>,
+    pub len: usize,
+}
+
+impl LayerCache {
+    variants!(append, append_f, append_fv; fn (&mut self, layer: usize, k: &Tensor, v: &Tensor) -> Tensor {
+        let pos = self.len;
+        self.k[layer].narrow(0, pos as i64, 1).copy_(k);
+        self.v[layer].narrow(0, pos as i64, 1).copy_(v);
+        if layer + 1 == self.k.len() {
+            self.len += 1;
+        }
+        let keys = self.k[layer].narrow(0, 0, pos as i64 + 1);
+        let scores = keys.matmul(&k.t());
+        scores.softmax(0).t().matmul(&self.v[layer].narrow(0, 0, pos as i64 + 1))
+    });
+}
+
+#[test]
+fn a_per_layer_kv_cache_in_vec_fields() {
+    let run = |f: fn(&mut LayerCache, usize, &Tensor, &Tensor) -> Tensor| {
+        let mut c = LayerCache {
+            k: vec![Tensor::zeros(&[4, 3]), Tensor::zeros(&[4, 3])],
+            v: vec![Tensor::zeros(&[4, 3]), Tensor::zeros(&[4, 3])],
+            len: 0,
+        };
+        let caller_k0 = c.k[0].shallow_clone();
+        let mut outs = Vec::new();
+        for step in 0..3 {
+            for layer in 0..2 {
+                let k = iota(&[1, 3]).add((step * 2 + layer) as f32);
+                let v = iota(&[1, 3]).mul(0.5).add(layer as f32);
+                outs.push(f(&mut c, layer, &k, &v).to_vec());
+            }
+        }
+        (outs, vals(&c.k), vals(&c.v), c.len, caller_k0.to_vec())
+    };
+    let want = run(LayerCache::append);
+    assert_eq!(want.3, 3);
+    assert_eq!(want.4, want.1[0], "the caller's handle sees the cache rows");
+    assert_eq!(run(LayerCache::append_f), want);
+    assert_eq!(run(LayerCache::append_fv), want);
+}
