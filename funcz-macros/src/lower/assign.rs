@@ -43,9 +43,21 @@ impl Lowerer<'_> {
             visit_mut::visit_expr_mut(self, &mut a.left);
             if let Some(id) = slot_of
                 && self.is_input_coll(id)
-                && self.replaced.contains(&id)
             {
-                *e = self.replace_element(id, e);
+                // The entry scan (`expand::assigned_elements`) gave every
+                // collection input assigned like this its `rt::Replaced`;
+                // without it the exit would write by position.
+                if self.replaced.contains(&id) {
+                    *e = self.replace_element(id, e);
+                } else {
+                    self.cx.internal(
+                        &*e,
+                        format!(
+                            "an element of `{}` is assigned but was not seen at entry",
+                            self.shown(id)
+                        ),
+                    );
+                }
             }
             return;
         };

@@ -201,6 +201,7 @@ pub fn replaced_by_call<T: Element>(
 /// assert_eq!(old.to_vec(), vec![0.0, 0.0]);
 /// assert_eq!(caller[1].to_vec(), vec![2.0, 2.0]);
 /// ```
+#[track_caller]
 pub fn write_back_slots<L: super::TensorList + ?Sized>(
     dst: &mut L,
     values: &[Tensor<L::Elem>],

@@ -52,7 +52,19 @@ pub fn fuse_loop<T: Element, const N: usize>(
         "funcz: internal: a fused kernel of {N} operands was given {}",
         o.len()
     );
-    let n = x.len();
+    check_operands(o, x.len());
+    #[cfg(target_arch = "x86_64")]
+    if crate::ops::kernel::wide::avx2() {
+        // SAFETY: `avx2()` is true only if the running CPU supports AVX2
+        // (`is_x86_feature_detected!`), the one requirement of the call.
+        return unsafe { chunks_avx2(x, o, &f) };
+    }
+    chunks(x, o, &f)
+}
+
+/// Panics unless every operand of a fused loop over `n` elements is a
+/// scalar or a slice of at least `n` (the loops slice them by chunk).
+pub(super) fn check_operands<T: Element>(o: &[FusedOperand<'_, T>], n: usize) {
     for op in o {
         match *op {
             FusedOperand::Scalar(_) => {}
@@ -64,13 +76,6 @@ pub fn fuse_loop<T: Element, const N: usize>(
             FusedOperand::None => panic!("funcz: internal: a fused kernel given no operand"),
         }
     }
-    #[cfg(target_arch = "x86_64")]
-    if crate::ops::kernel::wide::avx2() {
-        // SAFETY: `avx2()` is true only if the running CPU supports AVX2
-        // (`is_x86_feature_detected!`), the one requirement of the call.
-        return unsafe { chunks_avx2(x, o, &f) };
-    }
-    chunks(x, o, &f)
 }
 
 /// [`chunks`] compiled with AVX2 enabled (8 `f32` lanes). It is

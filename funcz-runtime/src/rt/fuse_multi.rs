@@ -273,17 +273,7 @@ pub fn fuse_loop_multi<T: Element, const R: usize, const N: usize>(
             "funcz: internal: fused roots of different lengths"
         );
     }
-    for op in o {
-        match *op {
-            FusedOperand::Scalar(_) => {}
-            FusedOperand::Slice(s) => assert!(
-                s.len() >= n,
-                "funcz: internal: a fused operand of {} elements for {n}",
-                s.len()
-            ),
-            FusedOperand::None => panic!("funcz: internal: a fused kernel given no operand"),
-        }
-    }
+    super::fuse_kernel::check_operands(o, n);
     #[cfg(target_arch = "x86_64")]
     if crate::ops::kernel::wide::avx2() {
         // SAFETY: `avx2()` is true only if the running CPU supports AVX2

@@ -49,21 +49,6 @@ pub trait TensorList {
             "funcz: a list of tensors of fixed length changed length in the body"
         );
     }
-
-    /// Makes the list hold `values`' final data: each element keeps its
-    /// own tensor (the caller's handles see the new data), and a `Vec`
-    /// takes the length the body left. Containers of fixed length panic
-    /// if the body changed it (it cannot: their methods do not change it).
-    #[track_caller]
-    fn write_back_list(&mut self, values: &[Tensor<Self::Elem>]) {
-        let dst = self.tensors();
-        assert_eq!(
-            dst.len(),
-            values.len(),
-            "funcz: a list of tensors of fixed length changed length in the body"
-        );
-        super::write_back_all(dst, values);
-    }
 }
 
 impl<T: Element> TensorList for Vec<Tensor<T>> {
@@ -77,9 +62,6 @@ impl<T: Element> TensorList for Vec<Tensor<T>> {
     fn resize_to(&mut self, tail: &[Tensor<T>], len: usize) {
         self.truncate(len - tail.len());
         self.extend(tail.iter().map(Tensor::handle));
-    }
-    fn write_back_list(&mut self, values: &[Tensor<T>]) {
-        super::write_back_vec(self, values);
     }
 }
 
@@ -124,10 +106,6 @@ impl<L: TensorList + ?Sized> TensorList for &mut L {
     #[track_caller]
     fn resize_to(&mut self, tail: &[Tensor<L::Elem>], len: usize) {
         (**self).resize_to(tail, len);
-    }
-    #[track_caller]
-    fn write_back_list(&mut self, values: &[Tensor<L::Elem>]) {
-        (**self).write_back_list(values);
     }
 }
 
@@ -181,8 +159,10 @@ pub fn list_handles<L: TensorList + ?Sized>(list: &L) -> Vec<Tensor<L::Elem>> {
     list.tensors().iter().map(Tensor::handle).collect()
 }
 
-/// Writes the body's final elements `values` back into the field `list`
-/// (see [`TensorList::write_back_list`]).
+/// Writes the body's final elements `values` back into the field `list`:
+/// each element's data into the tensor the field holds (the caller's
+/// handles see it), and a `Vec` takes the body's length
+/// ([`write_back_slots`](super::write_back_slots) with no slot replaced).
 ///
 /// ```
 /// use funcz_runtime::{Tensor, rt};
@@ -194,5 +174,5 @@ pub fn list_handles<L: TensorList + ?Sized>(list: &L) -> Vec<Tensor<L::Elem>> {
 /// ```
 #[track_caller]
 pub fn write_back_list<L: TensorList + ?Sized>(list: &mut L, values: &[Tensor<L::Elem>]) {
-    list.write_back_list(values);
+    super::write_back_slots(list, values, &super::Replaced::default());
 }
