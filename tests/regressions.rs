@@ -992,3 +992,34 @@ fn squeezed_input_written_by_a_helper_is_written_back() {
     assert_eq!(x.shape(), &[3]);
     assert_eq!(x.to_vec(), vec![-1.0, 1.0, 2.0]);
 }
+
+// A multi-root run whose steps all take scalar parameters (`addcdiv_`,
+// `addcmul_` with a value): the fused kernel declared the parameters of
+// parameterless steps anyway, unread, and rustc could not infer their
+// element type (E0283 at the attribute). (seed 6101, program 381, from the
+// generator's element runs)
+variants!(run_of_steps_with_scalars, run_of_steps_with_scalars_f, run_of_steps_with_scalars_fv; fn (d: &mut [Tensor]) {
+    d[1].addcdiv_(&d[1], &d[1], 1.5f32);
+    d[1].addcmul_(&d[1], &d[1], 0.5f32);
+});
+
+#[test]
+fn regress_run_of_steps_with_scalars() {
+    for min in [usize::MAX, 0] {
+        let prev = funcz::rt::set_min_fused(min);
+        let [g, _] = check(
+            "run_of_steps_with_scalars",
+            &[iota(&[2, 3]), iota(&[3, 3]).add(1.0)],
+            |v, x| {
+                [
+                    run_of_steps_with_scalars,
+                    run_of_steps_with_scalars_f,
+                    run_of_steps_with_scalars_fv,
+                ][v](x);
+                vec![]
+            },
+        );
+        funcz::rt::set_min_fused(prev);
+        assert_eq!(g.ops(), vec!["addcdiv", "addcmul", "copy_"], "{g}");
+    }
+}

@@ -1597,31 +1597,32 @@ impl Gen {
     fn stmt(&mut self) {
         let nested = self.depth < 3;
         let k = self.rng.weighted(&[
-            6,                                  // let fresh
-            9,                                  // let view
-            3,                                  // let multi
-            14,                                 // in-place
-            2,                                  // let = in-place
-            4,                                  // metadata
-            3,                                  // compound assign
-            3,                                  // helper
-            if nested { 3 } else { 0 },         // if
-            if nested { 1 } else { 0 },         // match
-            if nested { 3 } else { 0 },         // for range
-            if nested { 1 } else { 0 },         // while
-            if nested { 2 } else { 0 },         // for unbind
-            if nested { 1 } else { 0 },         // for over slice
-            if self.depth > 1 { 2 } else { 1 }, // early return
-            2,                                  // reassign
-            4,                                  // snapshot
-            2,                                  // reassign a view
-            if self.fallible { 3 } else { 0 },  // `?`
-            if nested { 1 } else { 0 },         // loop with break
-            1,                                  // resize_
-            2,                                  // element reference
-            6,                                  // indexed write
-            3,                                  // fusion run
-            2,                                  // element replaced
+            6,                                       // let fresh
+            9,                                       // let view
+            3,                                       // let multi
+            14,                                      // in-place
+            2,                                       // let = in-place
+            4,                                       // metadata
+            3,                                       // compound assign
+            3,                                       // helper
+            if nested { 3 } else { 0 },              // if
+            if nested { 1 } else { 0 },              // match
+            if nested { 3 } else { 0 },              // for range
+            if nested { 1 } else { 0 },              // while
+            if nested { 2 } else { 0 },              // for unbind
+            if nested { 1 } else { 0 },              // for over slice
+            if self.depth > 1 { 2 } else { 1 },      // early return
+            2,                                       // reassign
+            4,                                       // snapshot
+            2,                                       // reassign a view
+            if self.fallible { 3 } else { 0 },       // `?`
+            if nested { 1 } else { 0 },              // loop with break
+            1,                                       // resize_
+            2,                                       // element reference
+            6,                                       // indexed write
+            3,                                       // fusion run
+            2,                                       // element replaced
+            if self.has_mut_coll() { 3 } else { 0 }, // element run
         ]);
         match k {
             0 => self.let_fresh(),
@@ -1648,8 +1649,115 @@ impl Gen {
             21 => self.elem_ref(),
             22 => self.indexed(),
             23 => self.fusion_run(),
-            _ => self.replace_elem(),
+            24 => self.replace_elem(),
+            _ => self.elem_run(),
         }
+    }
+
+    /// Whether a mutable collection is in sight (not borrowed by a loop).
+    fn has_mut_coll(&self) -> bool {
+        self.colls
+            .iter()
+            .any(|c| c.mutable && !c.hidden && c.elem.numel() > 0)
+    }
+
+    /// An optimizer-like run over collection elements, the shape
+    /// `lower/fuse_multi.rs` folds into one pass (`tests/fuse_adam.rs`):
+    /// consecutive in-place updates of `d[k]` and `e[j]` with temporaries
+    /// made between them (`let t = (&e[j] * 0.5f32).abs().sqrt();
+    /// t.add_(1.5f32); d[k].addcdiv_(&e[j], &t, -0.25f32);`), each
+    /// statement reading the elements as the statements before it left
+    /// them. The temporaries stay in scope, so later statements sometimes
+    /// read them (the run must then end before their `let`).
+    fn elem_run(&mut self) {
+        let cands: Vec<usize> = (0..self.colls.len())
+            .filter(|&c| {
+                let c = &self.colls[c];
+                c.mutable && !c.hidden && c.elem.numel() > 0
+            })
+            .collect();
+        if cands.is_empty() {
+            return;
+        }
+        let a = *self.rng.pick(&cands);
+        let shape = self.colls[a].elem.shape.clone();
+        let same: Vec<usize> = cands
+            .iter()
+            .copied()
+            .filter(|&c| self.colls[c].elem.shape == shape)
+            .collect();
+        let b = *self.rng.pick(&same);
+        let mut elems = vec![self.elem_at(a)];
+        if b != a {
+            elems.push(self.elem_at(b));
+        }
+        let mut temps: Vec<String> = Vec::new();
+        let len = self.rng.range(2, 7);
+        for _ in 0..len {
+            let k = self
+                .rng
+                .weighted(&[5, 3, if temps.is_empty() { 0 } else { 2 }, 3]);
+            let mut reads = elems.clone();
+            reads.extend(temps.iter().cloned());
+            match k {
+                0 => {
+                    let e = self.rng.pick(&elems).clone();
+                    self.dest = Some(Dest {
+                        rid: 0,
+                        lay: self.colls[a].elem.clone(),
+                        strict: false,
+                        recv: Some(e.clone()),
+                        inexact: false,
+                    });
+                    let call = self.inplace_call(&shape, true);
+                    self.dest = None;
+                    self.line(&format!("{e}.{call};"));
+                }
+                1 => {
+                    let src = self.rng.pick(&reads).clone();
+                    let s = self.scalar();
+                    let e = match self.rng.below(4) {
+                        0 => format!("(&{src} * {s}).abs().sqrt()"),
+                        1 => format!("&{src} * {s}"),
+                        2 => format!("&{src} + {s}"),
+                        _ => format!("{src}.abs()"),
+                    };
+                    let name = self.fresh_name("t");
+                    self.line(&format!("let mut {name} = {e};"));
+                    self.declare_local(name.clone(), Lay::contiguous(&shape), false, true);
+                    temps.push(name);
+                }
+                2 => {
+                    let t = self.rng.pick(&temps).clone();
+                    let s = self.scalar();
+                    let call = match self.rng.below(3) {
+                        0 => format!("add_({s})"),
+                        1 => format!("mul_({s})"),
+                        _ => "sqrt_()".to_string(),
+                    };
+                    self.line(&format!("{t}.{call};"));
+                }
+                _ => {
+                    let e = self.rng.pick(&elems).clone();
+                    let x = self.rng.pick(&reads).clone();
+                    let y = self.rng.pick(&reads).clone();
+                    let op = self.rng.pick(&["addcmul_", "addcdiv_"]).to_string();
+                    let s = self.scalar();
+                    self.line(&format!("{e}.{op}(&{x}, &{y}, {s});"));
+                }
+            }
+        }
+    }
+
+    /// `c[k]` or, in a loop, `c[i % count]`: an element of collection `c`.
+    fn elem_at(&mut self, c: usize) -> String {
+        let count = self.colls[c].count;
+        let index = if !self.loop_idx.is_empty() && self.rng.chance(40) {
+            format!("{} % {count}", self.rng.pick(&self.loop_idx))
+        } else {
+            self.rng.below(count).to_string()
+        };
+        format!("{}[{index}]", self.colls[c].name)
     }
 
     /// `d[k] = d[j].mul(-0.5f32);`: an element of a mutable collection
@@ -3216,6 +3324,16 @@ pub fn generate(seed: u64, index: usize) -> Program {
             shape: rng.pick(&pool).clone(),
             count: rng.range(1, 3) as usize,
         });
+        // Sometimes optimizer state beside it: a second `&mut [Tensor]` of
+        // the same shapes (`params`, `exp_avg`), whose elements a run
+        // updates together with `d`'s (see `Gen::elem_run`).
+        if passing == Passing::SliceMut && rng.chance(40) {
+            let first = params.last().expect("pushed").clone();
+            params.push(Param {
+                name: "e".into(),
+                ..first
+            });
+        }
     }
     let method = method && params.iter().any(|p| p.passing == Passing::Pair);
     let alias = rng.chance(15);
@@ -3419,6 +3537,40 @@ fn render_program(out: &mut String, p: &Program) {
     let mut pats = Vec::new();
     let mut args = Vec::new();
     let mut has_rest = false;
+    // Collection parameters take their elements from `rest`, split
+    // between them when there are several.
+    let colls: Vec<usize> = p
+        .params
+        .iter()
+        .filter(|q| {
+            matches!(
+                q.passing,
+                Passing::Slice | Passing::SliceMut | Passing::ListField
+            )
+        })
+        .map(|q| q.count)
+        .collect();
+    let mut split = String::new();
+    let mut rests: Vec<String> = if colls.len() < 2 {
+        vec!["rest".to_string()]
+    } else {
+        let mut names = Vec::new();
+        let mut from = "rest".to_string();
+        for (c, count) in colls.iter().enumerate() {
+            if c + 1 == colls.len() {
+                names.push(from.clone());
+            } else {
+                let _ = write!(
+                    split,
+                    "let (s{c}, t{c}) = {from}.split_at_mut({count});\n    "
+                );
+                names.push(format!("s{c}"));
+                from = format!("t{c}");
+            }
+        }
+        names
+    };
+    rests.reverse();
     for (k, q) in p.params.iter().enumerate() {
         match q.passing {
             Passing::Ref => {
@@ -3450,18 +3602,20 @@ fn render_program(out: &mut String, p: &Program) {
             }
             Passing::Slice => {
                 has_rest = true;
-                args.push("&*rest".into());
+                let r = rests.pop().expect("one per collection");
+                args.push(format!("&*{r}"));
             }
             Passing::SliceMut => {
                 has_rest = true;
-                args.push("rest".into());
+                let r = rests.pop().expect("one per collection");
+                args.push(r);
             }
             Passing::ListField => {
                 has_rest = true;
-                args.push(
-                    "&mut helpers::Lists { xs: rest.iter().map(|t| t.shallow_clone()).collect() }"
-                        .into(),
-                );
+                let r = rests.pop().expect("one per collection");
+                args.push(format!(
+                    "&mut helpers::Lists {{ xs: {r}.iter().map(|t| t.shallow_clone()).collect() }}"
+                ));
             }
         }
     }
@@ -3488,7 +3642,7 @@ fn render_program(out: &mut String, p: &Program) {
         out,
         "fn run_{i}(v: usize, ins: &mut [Tensor], n: usize, flag: bool) -> Vec<Tensor> {{\n    \
          let [{}] = ins else {{ unreachable!(\"input count\") }};\n    \
-         let f = [{m}p{i}, {m}p{i}_f, {m}p{i}_fv][v];\n    \
+         {split}let f = [{m}p{i}, {m}p{i}_f, {m}p{i}_fv][v];\n    \
          let r = f({});\n    \
          {outs}\n}}\n",
         pats.join(", "),

@@ -653,6 +653,14 @@ impl Lowerer<'_> {
             proc_macro2::Literal::usize_unsuffixed(plan.leaves.len()),
         );
         let (body, param_structs) = (&plan.body, &plan.param_structs);
+        // The parameters of the steps that take none, declared only when
+        // one reads them: unread, their element type cannot be inferred
+        // (E0283 at the attribute, `regress_run_of_steps_with_scalars`).
+        let no_params = if mentions(body.clone(), &quote!(__fz_d)) {
+            quote!(let __fz_d = #rt::FusedParams::default();)
+        } else {
+            TokenStream::new()
+        };
         let o = tmp("__fz_o");
         let call = quote!(
             #rt::elems_fusable() && {
@@ -666,8 +674,7 @@ impl Lowerer<'_> {
                     &[#(#steps),*],
                     [#(#leaves),*],
                     &|[#(#xs),*], #o| {
-                        #[allow(unused_variables)]
-                        let __fz_d = #rt::FusedParams::default();
+                        #no_params
                         #param_structs
                         #rt::fuse_loop_multi::<_, #nr, #nl>([#(#xs),*], #o, |[#(#rs),*], [#(#operands),*]| {
                             #body
