@@ -650,3 +650,125 @@ fn a_per_layer_kv_cache_in_vec_fields() {
     assert_eq!(run(LayerCache::append_f), want);
     assert_eq!(run(LayerCache::append_fv), want);
 }
+
+// ---------- compound assignments on fields of unknown type ----------
+
+pub struct Stats {
+    pub counts: Vec<f32>,
+    pub n: f32,
+    pub w: Tensor,
+    pub m: Vec<Tensor>,
+}
+
+fn stats(x: &[Tensor]) -> Stats {
+    Stats {
+        counts: vec![-3.0, 4.0],
+        n: 0.0,
+        w: x[0].shallow_clone(),
+        m: vec![x[1].shallow_clone(), x[2].shallow_clone()],
+    }
+}
+
+// Numbers in a struct beside tensors, compound-assigned and used with
+// methods tensors also have (`abs`, `max`, `sqrt`): taken for tensors, they
+// failed to compile (E0277 "tracks `Vec<f32>` as a list of tensors" and
+// E0308, at the attribute).
+variants!(counters, counters_f, counters_fv; fn (s: &mut Stats, x: &Tensor) -> f32 {
+    s.n += 1.0;
+    s.counts[0] += 1.0;
+    s.counts[1] -= s.counts[0].abs();
+    s.w.add_(x);
+    x.mul_(s.n.max(1.0).sqrt());
+    s.counts[1].max(s.n)
+});
+
+#[test]
+fn regress_numbers_compound_assigned_beside_tensors() {
+    common::check(
+        "counters",
+        &[iota(&[3]), iota(&[3]), iota(&[3]), iota(&[3])],
+        |v, x| {
+            let mut s = stats(x);
+            let r = [counters, counters_f, counters_fv][v](&mut s, &x[3]);
+            assert_eq!((s.n, s.counts.clone(), r), (1.0, vec![-2.0, 2.0], 2.0));
+            vec![s.w.shallow_clone()]
+        },
+    );
+}
+
+// The help of `untracked_compound_tensor` (funcz-ui): the refused
+// `s.w *= 0.9` written as the in-place method.
+fn norm(t: &Tensor) -> Tensor {
+    t.mul(t).sum()
+}
+
+variants!(compound_help, compound_help_f, compound_help_fv; fn (s: &mut Stats, g: &Tensor) -> Tensor {
+    s.n += 1.0;
+    s.w.mul_(0.9);
+    norm(&s.w) + g
+});
+
+#[test]
+fn the_help_for_an_untracked_compound_works() {
+    let [g, _] = common::check(
+        "compound_help",
+        &[iota(&[3]), iota(&[3]), iota(&[3]), iota(&[3]).add(1.0)],
+        |v, x| {
+            let mut s = stats(x);
+            vec![[compound_help, compound_help_f, compound_help_fv][v](
+                &mut s, &x[3],
+            )]
+        },
+    );
+    assert!(g.ops().contains(&"mul"), "{g}");
+}
+
+// Tensor fields only compound-assigned, proven tensors by a use numbers do
+// not have: `.clone()`, a reference combined by an operator.
+variants!(compound_proven, compound_proven_f, compound_proven_fv; fn (s: &mut Stats, g: &Tensor) -> Tensor {
+    s.w += 1.0;
+    let c = s.w.clone();
+    s.w *= g;
+    s.m[1] -= g;
+    let h = &s.m[1] * 2.0;
+    c + h
+});
+
+#[test]
+fn compound_assigned_fields_used_as_only_tensors_are_tracked() {
+    let [g, _] = common::check(
+        "compound_proven",
+        &[iota(&[3]), iota(&[3]), iota(&[3]), iota(&[3]).add(1.0)],
+        |v, x| {
+            let mut s = stats(x);
+            vec![[compound_proven, compound_proven_f, compound_proven_fv][v](
+                &mut s, &x[3],
+            )]
+        },
+    );
+    // Both fields are written back to the caller's tensors.
+    assert_eq!(g.ops().iter().filter(|o| **o == "copy_").count(), 2, "{g}");
+}
+
+// Tensor fields only compound-assigned, proven tensors by what is assigned:
+// a tensor parameter, a local bound to a tensor, a reference.
+variants!(compound_rhs, compound_rhs_f, compound_rhs_fv; fn (s: &mut Stats, g: &Tensor) {
+    let u = g.mul(0.5);
+    s.w -= &u * 2.0;
+    s.m[0] += g;
+    s.m[1] *= &s.w;
+});
+
+#[test]
+fn compound_assigned_fields_given_tensors_are_tracked() {
+    let [g, _] = common::check(
+        "compound_rhs",
+        &[iota(&[3]), iota(&[3]), iota(&[3]), iota(&[3]).add(1.0)],
+        |v, x| {
+            let mut s = stats(x);
+            [compound_rhs, compound_rhs_f, compound_rhs_fv][v](&mut s, &x[3]);
+            vec![]
+        },
+    );
+    assert_eq!(g.ops().iter().filter(|o| **o == "copy_").count(), 3, "{g}");
+}

@@ -652,9 +652,12 @@ pub struct Pair {
 
 // A field mutated through a loop variable over its `unbind` and a `let`
 // view of that: the field was not found as a place, and the mutation was
-// refused at run time as "a value from a call". (seed 7, program 172)
+// refused at run time as "a value from a call". (seed 7, program 172; its
+// first statement `s.a.mul_(1.0)` shows `s.a` is a tensor: without it,
+// `s.a -= 1.0` alone is refused, `untracked_compound_tensor`.)
 #[funcz::functionalize]
 fn field_through_loop_view_f(s: &mut Pair) {
+    s.a.mul_(1.0);
     for r in s.b.unbind(0) {
         let v = r.shallow_clone();
         v.alias().reshape([-1]).mul_(&r);
@@ -662,6 +665,7 @@ fn field_through_loop_view_f(s: &mut Pair) {
     s.a -= 1.0;
 }
 fn field_through_loop_view(s: &mut Pair) {
+    s.a.mul_(1.0);
     for r in s.b.unbind(0) {
         let v = r.shallow_clone();
         v.alias().reshape([-1]).mul_(&r);

@@ -893,6 +893,9 @@ struct Gen {
     outputs: usize,
     stmts_left: usize,
     fallible: bool,
+    /// The struct parameter (`s`, or `self`) whose number field `n` the
+    /// body may update (`s.n += 1.5f32`) and read (`s.n.max(..)`).
+    counter: Option<String>,
     /// The tensor the in-place op being generated writes to (see
     /// [`Dest`]).
     dest: Option<Dest>,
@@ -949,6 +952,7 @@ impl Gen {
             outputs,
             stmts_left: 0,
             fallible: false,
+            counter: None,
             dest: None,
             big: false,
         }
@@ -1597,32 +1601,33 @@ impl Gen {
     fn stmt(&mut self) {
         let nested = self.depth < 3;
         let k = self.rng.weighted(&[
-            6,                                       // let fresh
-            9,                                       // let view
-            3,                                       // let multi
-            14,                                      // in-place
-            2,                                       // let = in-place
-            4,                                       // metadata
-            3,                                       // compound assign
-            3,                                       // helper
-            if nested { 3 } else { 0 },              // if
-            if nested { 1 } else { 0 },              // match
-            if nested { 3 } else { 0 },              // for range
-            if nested { 1 } else { 0 },              // while
-            if nested { 2 } else { 0 },              // for unbind
-            if nested { 1 } else { 0 },              // for over slice
-            if self.depth > 1 { 2 } else { 1 },      // early return
-            2,                                       // reassign
-            4,                                       // snapshot
-            2,                                       // reassign a view
-            if self.fallible { 3 } else { 0 },       // `?`
-            if nested { 1 } else { 0 },              // loop with break
-            1,                                       // resize_
-            2,                                       // element reference
-            6,                                       // indexed write
-            3,                                       // fusion run
-            2,                                       // element replaced
-            if self.has_mut_coll() { 3 } else { 0 }, // element run
+            6,                                          // let fresh
+            9,                                          // let view
+            3,                                          // let multi
+            14,                                         // in-place
+            2,                                          // let = in-place
+            4,                                          // metadata
+            3,                                          // compound assign
+            3,                                          // helper
+            if nested { 3 } else { 0 },                 // if
+            if nested { 1 } else { 0 },                 // match
+            if nested { 3 } else { 0 },                 // for range
+            if nested { 1 } else { 0 },                 // while
+            if nested { 2 } else { 0 },                 // for unbind
+            if nested { 1 } else { 0 },                 // for over slice
+            if self.depth > 1 { 2 } else { 1 },         // early return
+            2,                                          // reassign
+            4,                                          // snapshot
+            2,                                          // reassign a view
+            if self.fallible { 3 } else { 0 },          // `?`
+            if nested { 1 } else { 0 },                 // loop with break
+            1,                                          // resize_
+            2,                                          // element reference
+            6,                                          // indexed write
+            3,                                          // fusion run
+            2,                                          // element replaced
+            if self.has_mut_coll() { 3 } else { 0 },    // element run
+            if self.counter.is_some() { 2 } else { 0 }, // number field
         ]);
         match k {
             0 => self.let_fresh(),
@@ -1650,7 +1655,28 @@ impl Gen {
             22 => self.indexed(),
             23 => self.fusion_run(),
             24 => self.replace_elem(),
-            _ => self.elem_run(),
+            25 => self.elem_run(),
+            _ => self.counter_stmt(),
+        }
+    }
+
+    /// `s.n += 1.5f32;` or a read of it in an in-place op: a number field
+    /// beside the tensor fields, compound-assigned and used with a method
+    /// tensors have too (`max`, `sqrt`), which is no evidence that it is a
+    /// tensor (`regress_numbers_compound_assigned_beside_tensors`).
+    fn counter_stmt(&mut self) {
+        let Some(b) = self.counter.clone() else {
+            return;
+        };
+        match self.rng.below(3) {
+            0 => self.line(&format!("{b}.n += 1.5f32;")),
+            1 => self.line(&format!("{b}.n *= -0.5f32;")),
+            _ => {
+                let Some(p) = self.pick_place(true) else {
+                    return;
+                };
+                self.line(&format!("{}.add_({b}.n.max(0.25f32).sqrt());", p.recv));
+            }
         }
     }
 
@@ -3362,6 +3388,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
                 for field in ["a", "b"] {
                     g.line(&format!("{}.{field}.mul_(1.0f32);", p.name));
                 }
+                g.counter = Some(p.name.clone());
                 for field in ["a", "b"] {
                     g.next_rid += 1;
                     g.vars.push(Var {
@@ -3472,7 +3499,7 @@ pub fn render_shard(seed: u64, programs: usize, shards: usize, shard: usize) -> 
     out.push_str("type Tn = Tensor;\n\n");
     out.push_str(
         "/// State with tensor fields, for programs that are `&mut self` methods.\n\
-         pub struct Module {\n    pub a: Tensor,\n    pub b: Tensor,\n}\n\n",
+         pub struct Module {\n    pub a: Tensor,\n    pub b: Tensor,\n    pub n: f32,\n}\n\n",
     );
     let mut table = String::new();
     for index in (shard..programs).step_by(shards) {
@@ -3590,14 +3617,16 @@ fn render_program(out: &mut String, p: &Program) {
                 pats.push(format!("b{k}"));
                 args.insert(
                     0,
-                    format!("&mut Module {{ a: a{k}.shallow_clone(), b: b{k}.shallow_clone() }}"),
+                    format!(
+                        "&mut Module {{ a: a{k}.shallow_clone(), b: b{k}.shallow_clone(), n: 0.5 }}"
+                    ),
                 );
             }
             Passing::Pair => {
                 pats.push(format!("a{k}"));
                 pats.push(format!("b{k}"));
                 args.push(format!(
-                    "&mut helpers::Pair {{ a: a{k}.shallow_clone(), b: b{k}.shallow_clone() }}"
+                    "&mut helpers::Pair {{ a: a{k}.shallow_clone(), b: b{k}.shallow_clone(), n: 0.5 }}"
                 ));
             }
             Passing::Slice => {

@@ -14,6 +14,8 @@ pub struct Pair {
     pub a: Tensor,
     /// The second field.
     pub b: Tensor,
+    /// A number beside them (a step counter).
+    pub n: f32,
 }
 
 /// A list of tensors in a struct field (`l.xs`), as an optimizer keeps

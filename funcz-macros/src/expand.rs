@@ -118,6 +118,7 @@ fn generate(
 fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, std::collections::HashSet<String>) {
     let mut bases: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut mutable: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut tensors: std::collections::HashSet<String> = std::collections::HashSet::new();
     for arg in &func.sig.inputs {
         match arg {
             FnArg::Receiver(r) => {
@@ -136,6 +137,10 @@ fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, std::collections::H
             }
             FnArg::Typed(pt) => {
                 if let Pat::Ident(pi) = &*pt.pat
+                    && params::classify(&pt.ty).is_some()
+                {
+                    tensors.insert(pi.ident.to_string());
+                } else if let Pat::Ident(pi) = &*pt.pat
                     && params::classify(&pt.ty).is_none()
                 {
                     bases.insert(pi.ident.to_string());
@@ -150,7 +155,7 @@ fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, std::collections::H
             }
         }
     }
-    let (mut places, params) = crate::places::find(&func.block, &bases);
+    let (mut places, params) = crate::places::find(&func.block, &bases, &tensors);
     for p in &mut places {
         p.mutable = mutable.contains(&p.base);
     }
@@ -258,6 +263,16 @@ fn lower_fn(
     // Fields of struct parameters the body reads as tensors, against the
     // inputs it mutates.
     let field_reads = crate::places::field_reads(&func.block, &struct_bases(func), places);
+    // Compound-assigned fields left as written (numbers, as far as the
+    // body shows): checked at compile time not to be tensors.
+    let bases = struct_bases(func);
+    for (e, span) in crate::places::untracked_compounds(&func.block, &bases, places) {
+        prologue.push(syn::parse_quote_spanned!(span => {
+            #[allow(unused_imports)]
+            use ::funcz::rt::{OtherCompound as _, TensorCompound as _};
+            (&::funcz::rt::CompoundProbe(&#e)).not_a_tensor();
+        }));
+    }
     // `("x", &x as &dyn InputKey)` of an input, named by its place's path
     // for a field.
     let entry = |id: usize, ident: &proc_macro2::Ident, kind: &ParamKind| -> TokenStream {

@@ -207,9 +207,15 @@ fn single_ident(e: &Expr) -> Option<String> {
 /// from. Also returns the parameters among `bases` that are themselves the
 /// start of such a chain (`x: &Mat` with `type Mat = Tensor`): tensors
 /// whose type the macro cannot see, proven tensors by the in-place op.
-pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashSet<String>) {
-    #[derive(Default)]
+pub(crate) fn find(
+    block: &Block,
+    bases: &HashSet<String>,
+    tensors: &HashSet<String>,
+) -> (Vec<Place>, HashSet<String>) {
     struct Scan {
+        /// The tensor parameters (`g: &Tensor`), and the locals bound to
+        /// a tensor of them (`let u = &g * lr;`) so far.
+        tensors: HashSet<String>,
         /// Chain starts of in-place ops (and whether they are indexed).
         mutated: Vec<(Expr, bool)>,
         /// `let v = <view chain of e>` and loop variables over `e`'s
@@ -246,7 +252,17 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
                 ) {
                     self.mutated.push((start.clone(), indexed));
                 }
-                self.tensor_uses.insert(text.clone());
+                let name = m.method.to_string();
+                if !number_method(&name) {
+                    self.tensor_uses.insert(text.clone());
+                }
+                // `x.add_(&s.w)`: no op takes a reference to a number (a
+                // comparison's `a.lt(&b)` is also a number's method).
+                if !matches!(name.as_str(), "eq" | "ne" | "lt" | "le" | "gt" | "ge") {
+                    for a in &m.args {
+                        self.note_reference(a);
+                    }
+                }
                 if let Some(next) = next_link(&m.receiver) {
                     self.chain_links.insert(next, (start, text, indexed));
                 }
@@ -255,6 +271,11 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
         }
         fn visit_local(&mut self, l: &'ast syn::Local) {
             if let Some(init) = &l.init {
+                if let syn::Pat::Ident(pi) = &l.pat
+                    && tensor_valued(&init.expr, &self.tensors)
+                {
+                    self.tensors.insert(pi.ident.to_string());
+                }
                 let start = chain_start(&init.expr);
                 let name = match &l.pat {
                     syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
@@ -297,24 +318,64 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
             ) {
                 let start = chain_start(&b.left);
                 self.compound.push((start.expr.clone(), start.indexed));
+                // `s.w -= &g` with `g: &Tensor`: no number takes a tensor;
+                // `s.w -= &s.m`: a reference combined by an operator.
+                if tensor_valued(&b.right, &self.tensors)
+                    || matches!(strip_parens(&b.right), Expr::Reference(_))
+                {
+                    self.tensor_uses
+                        .insert(start.expr.to_token_stream().to_string());
+                }
+            }
+            // `&s.w * 0.5`, `x - &s.m[i]`: how tensors are combined (a
+            // number is combined by value).
+            if matches!(
+                b.op,
+                syn::BinOp::Add(_)
+                    | syn::BinOp::Sub(_)
+                    | syn::BinOp::Mul(_)
+                    | syn::BinOp::Div(_)
+                    | syn::BinOp::AddAssign(_)
+                    | syn::BinOp::SubAssign(_)
+                    | syn::BinOp::MulAssign(_)
+                    | syn::BinOp::DivAssign(_)
+            ) {
+                self.note_reference(&b.left);
+                self.note_reference(&b.right);
             }
             visit::visit_expr_binary(self, b);
         }
-        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
-            self.tensor_uses
-                .insert(r.expr.to_token_stream().to_string());
-            visit::visit_expr_reference(self, r);
+    }
+    impl Scan {
+        /// `&e` (in parentheses or not): `e`'s place is used as a tensor.
+        fn note_reference(&mut self, e: &Expr) {
+            if let Expr::Reference(r) = strip_parens(e) {
+                let start = chain_start(&r.expr);
+                self.tensor_uses
+                    .insert(start.expr.to_token_stream().to_string());
+            }
         }
     }
-    let mut scan = Scan::default();
+    let mut scan = Scan {
+        tensors: tensors.clone(),
+        mutated: Vec::new(),
+        view_lets: Vec::new(),
+        compound: Vec::new(),
+        tensor_uses: HashSet::new(),
+        chain_links: std::collections::HashMap::new(),
+    };
     scan.visit_block(block);
     // A compound assignment mutates a tensor only if the place is one: a
     // field's type is unknown (`st.step += 1.0` may be an `f64`), so a
-    // field counts when the body also uses it as a tensor.
-    // An element (`s.m[i] -= &g`) counts when an in-place op also
-    // updates an element of that list (`s.m[i].mul_(..)`), or an op-table
-    // method is called on one: a list of numbers is indexed and
-    // compound-assigned too.
+    // field counts when the body also uses it as only a tensor is used:
+    // the receiver of an op-table method numbers do not have
+    // (`s.w.narrow(..)`, `s.w.clone()`; not `s.n.max(1.0)`), or a
+    // reference given to an op or an operator (`x.add_(&s.w)`, `&s.w *
+    // 0.5`). An element (`s.m[i] -= &g`) counts when an in-place op also
+    // updates an element of that list (`s.m[i].mul_(..)`), or the list is
+    // used so: a list of numbers is indexed and compound-assigned too.
+    // The compound-assigned fields that do not count are checked not to be
+    // tensors at compile time (`untracked_compounds`).
     let updated_lists: HashSet<String> = scan
         .mutated
         .iter()
@@ -394,6 +455,167 @@ pub(crate) fn find(block: &Block, bases: &HashSet<String>) -> (Vec<Place>, HashS
             .any(|k| k != &p.key && p.key.starts_with(&format!("{k}.")))
     });
     (out, params)
+}
+
+/// `e` inside any parentheses.
+fn strip_parens(mut e: &Expr) -> &Expr {
+    while let Expr::Paren(syn::ExprParen { expr, .. }) | Expr::Group(syn::ExprGroup { expr, .. }) =
+        e
+    {
+        e = expr;
+    }
+    e
+}
+
+/// Whether `e` is surely a tensor: a tensor parameter (or an element of
+/// one that is a collection), a reference to one, an operator with one as an operand, or an op-table method on one
+/// (`&g * lr`, `g.mul(lr)`; not `g.sum().item()`).
+///
+/// Input: `&(&g * 0.1)` with `g` in `tensors` → true; `1.0` → false.
+fn tensor_valued(e: &Expr, tensors: &HashSet<String>) -> bool {
+    match e {
+        Expr::Paren(p) => tensor_valued(&p.expr, tensors),
+        Expr::Group(g) => tensor_valued(&g.expr, tensors),
+        Expr::Reference(r) => tensor_valued(&r.expr, tensors),
+        Expr::Unary(u) => tensor_valued(&u.expr, tensors),
+        // `&grads[i]` of `grads: &[Tensor]`.
+        Expr::Index(ix) => tensor_valued(&ix.expr, tensors),
+        Expr::Path(p) => p
+            .path
+            .get_ident()
+            .is_some_and(|i| tensors.contains(&i.to_string())),
+        Expr::Binary(b) => tensor_valued(&b.left, tensors) || tensor_valued(&b.right, tensors),
+        Expr::MethodCall(m) => {
+            op_kind(&m.method.to_string()).is_some() && tensor_valued(&m.receiver, tensors)
+        }
+        _ => false,
+    }
+}
+
+/// Whether Rust's numbers have a method of this name that the op table
+/// has too (`x.sqrt()` on an `f32`, `n.abs()` on an `i64`): a call of one
+/// proves nothing about its receiver's type. (`clone` is not one: numbers
+/// are copied, not cloned.)
+///
+/// Input: `"sqrt"` → true; `"narrow"` → false.
+fn number_method(name: &str) -> bool {
+    const NUMBER_METHODS: &[&str] = &[
+        "abs",
+        "acos",
+        "acosh",
+        "add",
+        "asin",
+        "asinh",
+        "atan",
+        "atan2",
+        "atanh",
+        "cbrt",
+        "ceil",
+        "clamp",
+        "copysign",
+        "cos",
+        "cosh",
+        "div",
+        "eq",
+        "exp",
+        "exp2",
+        "floor",
+        "fract",
+        "ge",
+        "gt",
+        "hypot",
+        "is_finite",
+        "is_infinite",
+        "is_nan",
+        "le",
+        "ln",
+        "log",
+        "log10",
+        "log2",
+        "lt",
+        "max",
+        "maximum",
+        "min",
+        "minimum",
+        "mul",
+        "mul_add",
+        "ne",
+        "neg",
+        "not",
+        "pow",
+        "powf",
+        "powi",
+        "recip",
+        "rem",
+        "rem_euclid",
+        "round",
+        "signum",
+        "sin",
+        "sinh",
+        "sqrt",
+        "sub",
+        "tan",
+        "tanh",
+        "to_string",
+        "trunc",
+    ];
+    NUMBER_METHODS.contains(&name)
+}
+
+/// The fields of `bases` that the body compound-assigns (`st.n += 1.0`,
+/// `st.counts[i] -= 1.0`) and that are not `places`: the body does not
+/// use them as only a tensor is used (see [`find`]), so they are left as
+/// written, and the entry checks at compile time that none is a tensor
+/// (`rt::CompoundProbe`; a tensor's update would be left out of the
+/// functional graph).
+///
+/// Input: `st.n += 1.0; x.add_(st.n.max(1.0));` with `st` a parameter.
+/// Output: `[(st.n, <the span of st.n in `st.n += 1.0`>)]`.
+pub(crate) fn untracked_compounds(
+    block: &Block,
+    bases: &HashSet<String>,
+    places: &[Place],
+) -> Vec<(Expr, proc_macro2::Span)> {
+    struct Scan<'a> {
+        bases: &'a HashSet<String>,
+        places: &'a [Place],
+        out: Vec<(String, Expr, proc_macro2::Span)>,
+    }
+    impl<'ast> Visit<'ast> for Scan<'_> {
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            if matches!(
+                b.op,
+                syn::BinOp::AddAssign(_)
+                    | syn::BinOp::SubAssign(_)
+                    | syn::BinOp::MulAssign(_)
+                    | syn::BinOp::DivAssign(_)
+            ) {
+                let start = chain_start(&b.left);
+                if let Some((base, key)) = place_key(start.expr)
+                    && self.bases.contains(&base)
+                    && !self.places.iter().any(|p| {
+                        p.key == key
+                            || key.starts_with(&format!("{}.", p.key))
+                            || p.key.starts_with(&format!("{key}."))
+                    })
+                    && !self.out.iter().any(|(k, _, _)| *k == key)
+                {
+                    // The error points at the assignment.
+                    let span = syn::spanned::Spanned::span(&b.left);
+                    self.out.push((key, start.expr.clone(), span));
+                }
+            }
+            visit::visit_expr_binary(self, b);
+        }
+        fn visit_item(&mut self, _i: &'ast syn::Item) {}
+    }
+    let mut scan = Scan {
+        bases,
+        places,
+        out: Vec::new(),
+    };
+    scan.visit_block(block);
+    scan.out.into_iter().map(|(_, e, s)| (e, s)).collect()
 }
 
 /// The fields of `bases` (struct parameters and `self`) that the body uses

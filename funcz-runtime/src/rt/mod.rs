@@ -34,6 +34,7 @@ mod output;
 mod own;
 mod readers;
 mod tracked;
+mod untracked;
 mod watch;
 mod window;
 
@@ -65,6 +66,7 @@ pub use tracked::{
     commit_root, donated_root, handle, meta_inplace, multi_view, read_view, resize_root,
     resize_view, sync, sync_all, version, view, view_value,
 };
+pub use untracked::{CompoundProbe, OtherCompound, TensorCompound, UntrackedCompound};
 pub use watch::{Watch, watch, watched};
 pub use window::{Window, window, window_done};
 
