@@ -772,3 +772,62 @@ fn compound_assigned_fields_given_tensors_are_tracked() {
     );
     assert_eq!(g.ops().iter().filter(|o| **o == "copy_").count(), 3, "{g}");
 }
+
+// A list of numbers updated through loop variables and element references,
+// with methods tensors have too: its loop variable's `*c += 1.0` made the
+// list a tensor list (E0277 "tracks `Vec<f32>` as a list of tensors").
+variants!(number_list, number_list_f, number_list_fv; fn (s: &mut Stats, x: &Tensor) -> f32 {
+    for c in s.counts.iter_mut() {
+        *c += 1.0;
+    }
+    let e = &s.counts[0];
+    let a = e.abs();
+    for c in s.counts.iter() {
+        x.add_(c.sqrt());
+    }
+    s.w.add_(a);
+    a + s.counts.iter().map(|c| c.abs()).sum::<f32>()
+});
+
+#[test]
+fn regress_a_list_of_numbers_updated_through_loop_variables() {
+    common::check(
+        "number_list",
+        &[iota(&[3]), iota(&[3]), iota(&[3]), iota(&[3])],
+        |v, x| {
+            let mut s = stats(x);
+            s.counts = vec![3.0, 8.0];
+            let r = [number_list, number_list_f, number_list_fv][v](&mut s, &x[3]);
+            assert_eq!((r, s.counts.clone()), (4.0 + 4.0 + 9.0, vec![4.0, 9.0]));
+            vec![s.w.shallow_clone()]
+        },
+    );
+}
+
+// The help of `untracked_compound_tensor`'s loop (`*a *= 0.9` refused):
+// the in-place method; and the loop variable proven a tensor by a use.
+variants!(list_loops, list_loops_f, list_loops_fv; fn (s: &mut Stats, x: &Tensor) {
+    for a in s.m.iter_mut() {
+        a.mul_(0.9);
+    }
+    for (a, c) in s.m.iter_mut().zip(s.counts.iter_mut()) {
+        *a += 1.0;
+        *c += 1.0;
+        x.add_(&*a);
+    }
+});
+
+#[test]
+fn compound_assigned_loop_variables_of_a_tensor_list() {
+    let [g, _] = common::check(
+        "list_loops",
+        &[iota(&[3]), iota(&[3]), iota(&[3]), iota(&[3])],
+        |v, x| {
+            let mut s = stats(x);
+            [list_loops, list_loops_f, list_loops_fv][v](&mut s, &x[3]);
+            assert_eq!(s.counts, vec![-2.0, 5.0]);
+            vec![]
+        },
+    );
+    assert_eq!(g.ops().iter().filter(|o| **o == "copy_").count(), 3, "{g}");
+}

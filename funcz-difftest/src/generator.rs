@@ -896,6 +896,9 @@ struct Gen {
     /// The struct parameter (`s`, or `self`) whose number field `n` the
     /// body may update (`s.n += 1.5f32`) and read (`s.n.max(..)`).
     counter: Option<String>,
+    /// The list parameter (`l`) whose `counts: Vec<f32>` the body may
+    /// update through loop variables and read.
+    list_counter: Option<String>,
     /// The tensor the in-place op being generated writes to (see
     /// [`Dest`]).
     dest: Option<Dest>,
@@ -953,6 +956,7 @@ impl Gen {
             stmts_left: 0,
             fallible: false,
             counter: None,
+            list_counter: None,
             dest: None,
             big: false,
         }
@@ -1601,33 +1605,37 @@ impl Gen {
     fn stmt(&mut self) {
         let nested = self.depth < 3;
         let k = self.rng.weighted(&[
-            6,                                          // let fresh
-            9,                                          // let view
-            3,                                          // let multi
-            14,                                         // in-place
-            2,                                          // let = in-place
-            4,                                          // metadata
-            3,                                          // compound assign
-            3,                                          // helper
-            if nested { 3 } else { 0 },                 // if
-            if nested { 1 } else { 0 },                 // match
-            if nested { 3 } else { 0 },                 // for range
-            if nested { 1 } else { 0 },                 // while
-            if nested { 2 } else { 0 },                 // for unbind
-            if nested { 1 } else { 0 },                 // for over slice
-            if self.depth > 1 { 2 } else { 1 },         // early return
-            2,                                          // reassign
-            4,                                          // snapshot
-            2,                                          // reassign a view
-            if self.fallible { 3 } else { 0 },          // `?`
-            if nested { 1 } else { 0 },                 // loop with break
-            1,                                          // resize_
-            2,                                          // element reference
-            6,                                          // indexed write
-            3,                                          // fusion run
-            2,                                          // element replaced
-            if self.has_mut_coll() { 3 } else { 0 },    // element run
-            if self.counter.is_some() { 2 } else { 0 }, // number field
+            6,                                       // let fresh
+            9,                                       // let view
+            3,                                       // let multi
+            14,                                      // in-place
+            2,                                       // let = in-place
+            4,                                       // metadata
+            3,                                       // compound assign
+            3,                                       // helper
+            if nested { 3 } else { 0 },              // if
+            if nested { 1 } else { 0 },              // match
+            if nested { 3 } else { 0 },              // for range
+            if nested { 1 } else { 0 },              // while
+            if nested { 2 } else { 0 },              // for unbind
+            if nested { 1 } else { 0 },              // for over slice
+            if self.depth > 1 { 2 } else { 1 },      // early return
+            2,                                       // reassign
+            4,                                       // snapshot
+            2,                                       // reassign a view
+            if self.fallible { 3 } else { 0 },       // `?`
+            if nested { 1 } else { 0 },              // loop with break
+            1,                                       // resize_
+            2,                                       // element reference
+            6,                                       // indexed write
+            3,                                       // fusion run
+            2,                                       // element replaced
+            if self.has_mut_coll() { 3 } else { 0 }, // element run
+            if self.counter.is_some() || self.list_counter.is_some() {
+                2
+            } else {
+                0
+            }, // number field
         ]);
         match k {
             0 => self.let_fresh(),
@@ -1665,6 +1673,26 @@ impl Gen {
     /// tensors have too (`max`, `sqrt`), which is no evidence that it is a
     /// tensor (`regress_numbers_compound_assigned_beside_tensors`).
     fn counter_stmt(&mut self) {
+        if let Some(l) = self.list_counter.clone()
+            && (self.counter.is_none() || self.rng.chance(50))
+        {
+            // `l.counts: Vec<f32>` beside `l.xs`, updated through loop
+            // variables and an element (`regress_a_list_of_numbers_updated_
+            // through_loop_variables`).
+            match self.rng.below(3) {
+                0 => self.line(&format!(
+                    "for c in {l}.counts.iter_mut() {{ *c += 0.5f32; }}"
+                )),
+                1 => self.line(&format!("{l}.counts[1] *= -1.5f32;")),
+                _ => {
+                    let Some(p) = self.pick_place(true) else {
+                        return;
+                    };
+                    self.line(&format!("{}.add_({l}.counts[0].abs().sqrt());", p.recv));
+                }
+            }
+            return;
+        }
         let Some(b) = self.counter.clone() else {
             return;
         };
@@ -3412,6 +3440,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
                 // Optimizer state: an element is updated first (the macro
                 // sees the field holds tensors), as with `Pair`.
                 g.line(&format!("{}.xs[0].mul_(1.0f32);", p.name));
+                g.list_counter = Some(p.name.clone());
                 g.colls.push(Coll {
                     name: format!("{}.xs", p.name),
                     elem: lay,
@@ -3643,7 +3672,7 @@ fn render_program(out: &mut String, p: &Program) {
                 has_rest = true;
                 let r = rests.pop().expect("one per collection");
                 args.push(format!(
-                    "&mut helpers::Lists {{ xs: {r}.iter().map(|t| t.shallow_clone()).collect() }}"
+                    "&mut helpers::Lists {{ xs: {r}.iter().map(|t| t.shallow_clone()).collect(), counts: vec![0.5, 2.0] }}"
                 ));
             }
         }

@@ -23,6 +23,8 @@ pub struct Pair {
 pub struct Lists {
     /// The tensors.
     pub xs: Vec<Tensor>,
+    /// Numbers beside them (per-tensor step counts).
+    pub counts: Vec<f32>,
 }
 
 /// Mutates its argument through `&mut` (the macro assumes it did).

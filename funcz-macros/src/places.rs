@@ -382,6 +382,15 @@ pub(crate) fn find(
         .filter(|(_, indexed)| *indexed)
         .map(|(e, _)| e.to_token_stream().to_string())
         .collect();
+    // Names only compound-assigned (`*c += 1.0` in `for c in
+    // st.counts.iter_mut()`): as much a number's update as a tensor's, so
+    // what they view or iterate counts only if it is proven a tensor.
+    let inplace_names: HashSet<String> = scan
+        .mutated
+        .iter()
+        .filter_map(|(e, _)| single_ident(e))
+        .collect();
+    let mut weak: HashSet<String> = HashSet::new();
     for (e, indexed) in std::mem::take(&mut scan.compound) {
         let text = e.to_token_stream().to_string();
         let used = if indexed {
@@ -389,10 +398,19 @@ pub(crate) fn find(
         } else {
             scan.tensor_uses.contains(&text)
         };
-        if single_ident(&e).is_some() || used {
+        if let Some(name) = single_ident(&e) {
+            if !used && !inplace_names.contains(&name) {
+                weak.insert(name);
+            }
+            scan.mutated.push((e, indexed));
+        } else if used {
             scan.mutated.push((e, indexed));
         }
     }
+    let proven = |start: &Expr| {
+        let text = start.to_token_stream().to_string();
+        scan.tensor_uses.contains(&text) || updated_lists.contains(&text)
+    };
     let mut starts: Vec<(Expr, bool)> = scan.mutated.clone();
     // Names mutated directly or through a `let` (or loop variable) viewing
     // them, transitively: `let v = r.alias(); v.mul_(..)` with `r` a view
@@ -408,6 +426,9 @@ pub(crate) fn find(
         for (k, (name, start, indexed)) in scan.view_lets.iter().enumerate() {
             if !done.contains(&k) && names.contains(name) {
                 done.insert(k);
+                if weak.contains(name) && !proven(start) {
+                    continue;
+                }
                 starts.push((start.clone(), *indexed));
                 if let Some(n) = single_ident(start) {
                     names.insert(n);
@@ -563,7 +584,8 @@ fn number_method(name: &str) -> bool {
 }
 
 /// The fields of `bases` that the body compound-assigns (`st.n += 1.0`,
-/// `st.counts[i] -= 1.0`) and that are not `places`: the body does not
+/// `st.counts[i] -= 1.0`, `*c += 1.0` in `for c in st.counts.iter_mut()`)
+/// and that are not `places`: the body does not
 /// use them as only a tensor is used (see [`find`]), so they are left as
 /// written, and the entry checks at compile time that none is a tensor
 /// (`rt::CompoundProbe`; a tensor's update would be left out of the
@@ -579,9 +601,31 @@ pub(crate) fn untracked_compounds(
     struct Scan<'a> {
         bases: &'a HashSet<String>,
         places: &'a [Place],
+        /// Loop variables over a field's elements and references to one
+        /// (`for c in st.counts.iter_mut()`, `let e = &mut st.counts[0]`),
+        /// with the field.
+        elements: Vec<(String, Expr)>,
         out: Vec<(String, Expr, proc_macro2::Span)>,
     }
     impl<'ast> Visit<'ast> for Scan<'_> {
+        fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+            let mut found = Vec::new();
+            loop_elements(&f.pat, &f.expr, &mut found);
+            for (name, list) in found {
+                self.elements.push((name, list.clone()));
+            }
+            visit::visit_expr_for_loop(self, f);
+        }
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            if let (syn::Pat::Ident(pi), Some(init)) = (&l.pat, &l.init) {
+                let start = chain_start(&init.expr);
+                if start.indexed {
+                    self.elements
+                        .push((pi.ident.to_string(), start.expr.clone()));
+                }
+            }
+            visit::visit_local(self, l);
+        }
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
             if matches!(
                 b.op,
@@ -591,7 +635,14 @@ pub(crate) fn untracked_compounds(
                     | syn::BinOp::DivAssign(_)
             ) {
                 let start = chain_start(&b.left);
-                if let Some((base, key)) = place_key(start.expr)
+                // `*c += 1.0` of a loop variable: the field it iterates.
+                let start = match single_ident(start.expr)
+                    .and_then(|n| self.elements.iter().rev().find(|(name, _)| *name == n))
+                {
+                    Some((_, list)) => list.clone(),
+                    None => start.expr.clone(),
+                };
+                if let Some((base, key)) = place_key(&start)
                     && self.bases.contains(&base)
                     && !self.places.iter().any(|p| {
                         p.key == key
@@ -602,7 +653,7 @@ pub(crate) fn untracked_compounds(
                 {
                     // The error points at the assignment.
                     let span = syn::spanned::Spanned::span(&b.left);
-                    self.out.push((key, start.expr.clone(), span));
+                    self.out.push((key, start, span));
                 }
             }
             visit::visit_expr_binary(self, b);
@@ -612,6 +663,7 @@ pub(crate) fn untracked_compounds(
     let mut scan = Scan {
         bases,
         places,
+        elements: Vec::new(),
         out: Vec::new(),
     };
     scan.visit_block(block);

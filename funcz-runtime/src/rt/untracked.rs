@@ -31,7 +31,7 @@ pub struct CompoundProbe<'a, T: ?Sized>(pub &'a T);
 /// Why a compound-assigned tensor field is refused (the bound no tensor
 /// meets, so that the error is this message at the user's statement).
 #[diagnostic::on_unimplemented(
-    message = "#[functionalize] cannot tell from the body that this compound-assigned `{Self}` is a tensor",
+    message = "#[functionalize] cannot tell from the body that this compound-assigned `{Self}` is a tensor or holds tensors",
     label = "updated here with a compound assignment",
     note = "the body uses the field only as a number could be used (`.sqrt()`, `.abs()`, `.max(..)`, \
             `&field` given to a function), so #[functionalize] would leave its update out of the \

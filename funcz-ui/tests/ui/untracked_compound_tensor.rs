@@ -22,4 +22,18 @@ fn decay(s: &mut State) -> Tensor {
     norm(&s.w)
 }
 
+
+// The same through a loop variable over a list field (the help:
+// `a.mul_(0.9)`).
+pub struct Ema {
+    pub avg: Vec<Tensor>,
+}
+
+#[functionalize]
+fn decay_all(e: &mut Ema) {
+    for a in e.avg.iter_mut() {
+        *a *= 0.9;
+    }
+}
+
 fn main() {}
