@@ -309,13 +309,7 @@ pub(crate) fn find(
         }
         // `v -= &w` mutates `v` in place.
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            if matches!(
-                b.op,
-                syn::BinOp::AddAssign(_)
-                    | syn::BinOp::SubAssign(_)
-                    | syn::BinOp::MulAssign(_)
-                    | syn::BinOp::DivAssign(_)
-            ) {
+            if compound_op(&b.op) {
                 let start = chain_start(&b.left);
                 self.compound.push((start.expr.clone(), start.indexed));
                 // `s.w -= &g` with `g: &Tensor`: no number takes a tensor;
@@ -329,17 +323,15 @@ pub(crate) fn find(
             }
             // `&s.w * 0.5`, `x - &s.m[i]`: how tensors are combined (a
             // number is combined by value).
-            if matches!(
-                b.op,
-                syn::BinOp::Add(_)
-                    | syn::BinOp::Sub(_)
-                    | syn::BinOp::Mul(_)
-                    | syn::BinOp::Div(_)
-                    | syn::BinOp::AddAssign(_)
-                    | syn::BinOp::SubAssign(_)
-                    | syn::BinOp::MulAssign(_)
-                    | syn::BinOp::DivAssign(_)
-            ) {
+            if compound_op(&b.op)
+                || matches!(
+                    b.op,
+                    syn::BinOp::Add(_)
+                        | syn::BinOp::Sub(_)
+                        | syn::BinOp::Mul(_)
+                        | syn::BinOp::Div(_)
+                )
+            {
                 self.note_reference(&b.left);
                 self.note_reference(&b.right);
             }
@@ -476,6 +468,17 @@ pub(crate) fn find(
             .any(|k| k != &p.key && p.key.starts_with(&format!("{k}.")))
     });
     (out, params)
+}
+
+/// `+=`, `-=`, `*=` or `/=`: what a tensor's compound assignment is.
+fn compound_op(op: &syn::BinOp) -> bool {
+    matches!(
+        op,
+        syn::BinOp::AddAssign(_)
+            | syn::BinOp::SubAssign(_)
+            | syn::BinOp::MulAssign(_)
+            | syn::BinOp::DivAssign(_)
+    )
 }
 
 /// `e` inside any parentheses.
@@ -627,13 +630,7 @@ pub(crate) fn untracked_compounds(
             visit::visit_local(self, l);
         }
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            if matches!(
-                b.op,
-                syn::BinOp::AddAssign(_)
-                    | syn::BinOp::SubAssign(_)
-                    | syn::BinOp::MulAssign(_)
-                    | syn::BinOp::DivAssign(_)
-            ) {
+            if compound_op(&b.op) {
                 let start = chain_start(&b.left);
                 // `*c += 1.0` of a loop variable: the field it iterates.
                 let start = match single_ident(start.expr)
