@@ -831,3 +831,30 @@ fn compound_assigned_loop_variables_of_a_tensor_list() {
     );
     assert_eq!(g.ops().iter().filter(|o| **o == "copy_").count(), 3, "{g}");
 }
+
+// A struct parameter's name bound again to another struct, whose number
+// field is compound-assigned: the entry's not-a-tensor check named the
+// field on the parameter, which has no such field (E0609 at the user's
+// line, for code the original compiles).
+pub struct Weights {
+    pub w: Tensor,
+}
+
+variants!(shadowed_base, shadowed_base_f, shadowed_base_fv; fn (s: &Weights, x: &Tensor) -> f32 {
+    x.add_(&s.w);
+    let mut s = Stats { counts: vec![], n: 1.0, w: x.clone(), m: vec![] };
+    s.n += 2.0;
+    s.n
+});
+
+#[test]
+fn regress_a_shadowed_struct_parameter_with_a_number_field() {
+    common::check("shadowed_base", &[iota(&[2]), iota(&[2])], |v, x| {
+        let s = Weights {
+            w: x[0].shallow_clone(),
+        };
+        let r = [shadowed_base, shadowed_base_f, shadowed_base_fv][v](&s, &x[1]);
+        assert_eq!(r, 3.0);
+        vec![]
+    });
+}

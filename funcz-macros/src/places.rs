@@ -608,6 +608,8 @@ pub(crate) fn untracked_compounds(
         /// (`for c in st.counts.iter_mut()`, `let e = &mut st.counts[0]`),
         /// with the field.
         elements: Vec<(String, Expr)>,
+        /// Names the body binds.
+        rebound: HashSet<String>,
         out: Vec<(String, Expr, proc_macro2::Span)>,
     }
     impl<'ast> Visit<'ast> for Scan<'_> {
@@ -655,16 +657,31 @@ pub(crate) fn untracked_compounds(
             }
             visit::visit_expr_binary(self, b);
         }
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.rebound.insert(p.ident.to_string());
+            visit::visit_pat_ident(self, p);
+        }
         fn visit_item(&mut self, _i: &'ast syn::Item) {}
     }
     let mut scan = Scan {
         bases,
         places,
         elements: Vec::new(),
+        rebound: HashSet::new(),
         out: Vec::new(),
     };
     scan.visit_block(block);
-    scan.out.into_iter().map(|(_, e, s)| (e, s)).collect()
+    // A base the body binds again (`let s = B { .. }`) may not be the
+    // parameter where the field is assigned: its field may not exist on
+    // the parameter's type.
+    scan.out
+        .into_iter()
+        .filter(|(key, _, _)| {
+            let base = key.split('.').next().unwrap_or_default();
+            !scan.rebound.contains(base)
+        })
+        .map(|(_, e, s)| (e, s))
+        .collect()
 }
 
 /// The fields of `bases` (struct parameters and `self`) that the body uses
