@@ -858,3 +858,44 @@ fn regress_a_shadowed_struct_parameter_with_a_number_field() {
         vec![]
     });
 }
+
+// The same for a field the body only reads: `cfg.v` of the new binding was
+// checked on the parameter (E0609); `cfg.w`, read from the parameter in the
+// new binding's initializer, is still checked.
+pub struct Holder {
+    pub v: Tensor,
+}
+
+variants!(shadowed_reader, shadowed_reader_f, shadowed_reader_fv; fn (cfg: &Weights, x: &Tensor) -> Tensor {
+    x.add_(1.0);
+    let cfg = Holder { v: cfg.w.mul(2.0) };
+    cfg.v.sum()
+});
+
+#[test]
+fn regress_a_shadowed_struct_parameter_read_as_tensors() {
+    let w = iota(&[2]).add(3.0);
+    let run = |f: fn(&Weights, &Tensor) -> Tensor| {
+        f(
+            &Weights {
+                w: w.shallow_clone(),
+            },
+            &iota(&[2]),
+        )
+        .to_vec()
+    };
+    let want = run(shadowed_reader);
+    assert_eq!(run(shadowed_reader_f), want);
+    assert_eq!(run(shadowed_reader_fv), want);
+    // `cfg.w` is `x`: refused at entry, as before the shadowing.
+    for f in [shadowed_reader_f, shadowed_reader_fv] {
+        let x = iota(&[2]);
+        let cfg = Weights {
+            w: x.shallow_clone(),
+        };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&cfg, &x)));
+        let msg = r.expect_err("refused");
+        let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("`cfg.w`") && msg.contains("`x`"), "{msg}");
+    }
+}

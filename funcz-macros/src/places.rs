@@ -470,6 +470,22 @@ pub(crate) fn find(
     (out, params)
 }
 
+/// Visits a `let`'s initializer before its pattern, as it runs: in `let s
+/// = B { v: s.w.clone() };` the `s.w` is the parameter's, the `s` after it
+/// another value. The entry checks name fields on the parameters, so the
+/// scans that find them stop at a base's first new binding (a field of
+/// the new value may not exist on the parameter's type: E0609 at the
+/// user's line for code the original compiles).
+fn bind_after_init<'ast, V: Visit<'ast>>(v: &mut V, l: &'ast syn::Local) {
+    if let Some(init) = &l.init {
+        v.visit_expr(&init.expr);
+        if let Some((_, diverge)) = &init.diverge {
+            v.visit_expr(diverge);
+        }
+    }
+    v.visit_pat(&l.pat);
+}
+
 /// `+=`, `-=`, `*=` or `/=`: what a tensor's compound assignment is.
 fn compound_op(op: &syn::BinOp) -> bool {
     matches!(
@@ -608,7 +624,7 @@ pub(crate) fn untracked_compounds(
         /// (`for c in st.counts.iter_mut()`, `let e = &mut st.counts[0]`),
         /// with the field.
         elements: Vec<(String, Expr)>,
-        /// Names the body binds.
+        /// Bases bound again so far (see [`bind_after_init`]).
         rebound: HashSet<String>,
         out: Vec<(String, Expr, proc_macro2::Span)>,
     }
@@ -629,7 +645,11 @@ pub(crate) fn untracked_compounds(
                         .push((pi.ident.to_string(), start.expr.clone()));
                 }
             }
-            visit::visit_local(self, l);
+            bind_after_init(self, l);
+        }
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.rebound.insert(p.ident.to_string());
+            visit::visit_pat_ident(self, p);
         }
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
             if compound_op(&b.op) {
@@ -643,6 +663,7 @@ pub(crate) fn untracked_compounds(
                 };
                 if let Some((base, key)) = place_key(&start)
                     && self.bases.contains(&base)
+                    && !self.rebound.contains(&base)
                     && !self.places.iter().any(|p| {
                         p.key == key
                             || key.starts_with(&format!("{}.", p.key))
@@ -657,10 +678,6 @@ pub(crate) fn untracked_compounds(
             }
             visit::visit_expr_binary(self, b);
         }
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.rebound.insert(p.ident.to_string());
-            visit::visit_pat_ident(self, p);
-        }
         fn visit_item(&mut self, _i: &'ast syn::Item) {}
     }
     let mut scan = Scan {
@@ -671,17 +688,7 @@ pub(crate) fn untracked_compounds(
         out: Vec::new(),
     };
     scan.visit_block(block);
-    // A base the body binds again (`let s = B { .. }`) may not be the
-    // parameter where the field is assigned: its field may not exist on
-    // the parameter's type.
-    scan.out
-        .into_iter()
-        .filter(|(key, _, _)| {
-            let base = key.split('.').next().unwrap_or_default();
-            !scan.rebound.contains(base)
-        })
-        .map(|(_, e, s)| (e, s))
-        .collect()
+    scan.out.into_iter().map(|(_, e, s)| (e, s)).collect()
 }
 
 /// The fields of `bases` (struct parameters and `self`) that the body uses
@@ -700,12 +707,15 @@ pub(crate) fn field_reads(
     struct Scan<'a> {
         bases: &'a HashSet<String>,
         places: &'a [Place],
+        /// Bases bound again so far (see [`bind_after_init`]).
+        rebound: HashSet<String>,
         out: Vec<(String, Expr)>,
     }
     impl Scan<'_> {
         fn note(&mut self, e: &Expr) {
             if let Some((base, key)) = place_key(e)
                 && self.bases.contains(&base)
+                && !self.rebound.contains(&base)
                 && !self.places.iter().any(|p| {
                     p.key == key
                         || key.starts_with(&format!("{}.", p.key))
@@ -733,11 +743,19 @@ pub(crate) fn field_reads(
             self.note(e);
             visit::visit_expr_reference(self, r);
         }
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            bind_after_init(self, l);
+        }
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.rebound.insert(p.ident.to_string());
+            visit::visit_pat_ident(self, p);
+        }
         fn visit_item(&mut self, _i: &'ast syn::Item) {}
     }
     let mut scan = Scan {
         bases,
         places,
+        rebound: HashSet::new(),
         out: Vec::new(),
     };
     scan.visit_block(block);
