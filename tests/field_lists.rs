@@ -899,3 +899,28 @@ fn regress_a_shadowed_struct_parameter_read_as_tensors() {
         assert!(msg.contains("`cfg.w`") && msg.contains("`x`"), "{msg}");
     }
 }
+
+// Proven tensors by methods whose number twins take another argument
+// (`x.max()`; a number's `max(other)`) or need `std::ops` imported
+// (`x.mul(2.0)`).
+variants!(proven_by_methods, proven_by_methods_f, proven_by_methods_fv; fn (s: &mut Stats) -> Tensor {
+    s.w *= 0.5;
+    s.w.mul(2.0) + s.w.max()
+});
+
+#[test]
+fn compound_assigned_fields_proven_by_tensor_only_arities() {
+    let [g, _] = common::check(
+        "proven_by_methods",
+        &[iota(&[3]), iota(&[3]), iota(&[3])],
+        |v, x| {
+            let mut s = stats(x);
+            vec![[
+                proven_by_methods,
+                proven_by_methods_f,
+                proven_by_methods_fv,
+            ][v](&mut s)]
+        },
+    );
+    assert_eq!(g.ops().iter().filter(|o| **o == "copy_").count(), 1, "{g}");
+}

@@ -253,7 +253,7 @@ pub(crate) fn find(
                     self.mutated.push((start.clone(), indexed));
                 }
                 let name = m.method.to_string();
-                if !number_method(&name) {
+                if !number_method(&name, m.args.len()) {
                     self.tensor_uses.insert(text.clone());
                 }
                 // `x.add_(&s.w)`: no op takes a reference to a number (a
@@ -532,74 +532,75 @@ fn tensor_valued(e: &Expr, tensors: &HashSet<String>) -> bool {
     }
 }
 
-/// Whether Rust's numbers have a method of this name that the op table
-/// has too (`x.sqrt()` on an `f32`, `n.abs()` on an `i64`): a call of one
-/// proves nothing about its receiver's type. (`clone` is not one: numbers
-/// are copied, not cloned.)
+/// Whether Rust's numbers have a method of this name and number of
+/// arguments that the op table has too (`x.sqrt()` on an `f32`, `n.abs()`
+/// on an `i64`, `x.max(1.0)`): a call of one proves nothing about its
+/// receiver's type. A tensor's `x.max()` or `x.log()` (numbers' take an
+/// argument) does, and so does `clone` (numbers are copied) and
+/// `add`/`mul`/... (a number's need `std::ops` imported).
 ///
-/// Input: `"sqrt"` → true; `"narrow"` → false.
-fn number_method(name: &str) -> bool {
-    const NUMBER_METHODS: &[&str] = &[
+/// Input: `("sqrt", 0)` → true; `("max", 0)` → false; `("narrow", 3)` → false.
+fn number_method(name: &str, args: usize) -> bool {
+    const UNARY: &[&str] = &[
         "abs",
         "acos",
         "acosh",
-        "add",
         "asin",
         "asinh",
         "atan",
-        "atan2",
         "atanh",
         "cbrt",
         "ceil",
-        "clamp",
-        "copysign",
         "cos",
         "cosh",
-        "div",
-        "eq",
         "exp",
         "exp2",
         "floor",
         "fract",
-        "ge",
-        "gt",
-        "hypot",
         "is_finite",
         "is_infinite",
         "is_nan",
-        "le",
         "ln",
-        "log",
         "log10",
         "log2",
-        "lt",
-        "max",
-        "maximum",
-        "min",
-        "minimum",
-        "mul",
-        "mul_add",
-        "ne",
-        "neg",
-        "not",
-        "pow",
-        "powf",
-        "powi",
         "recip",
-        "rem",
-        "rem_euclid",
         "round",
         "signum",
         "sin",
         "sinh",
         "sqrt",
-        "sub",
         "tan",
         "tanh",
         "to_string",
         "trunc",
     ];
-    NUMBER_METHODS.contains(&name)
+    const BINARY: &[&str] = &[
+        "atan2",
+        "copysign",
+        "eq",
+        "ge",
+        "gt",
+        "hypot",
+        "le",
+        "log",
+        "lt",
+        "max",
+        "maximum",
+        "min",
+        "minimum",
+        "ne",
+        "pow",
+        "powf",
+        "powi",
+        "rem_euclid",
+    ];
+    const TERNARY: &[&str] = &["clamp", "mul_add"];
+    match args {
+        0 => UNARY.contains(&name),
+        1 => BINARY.contains(&name),
+        2 => TERNARY.contains(&name),
+        _ => false,
+    }
 }
 
 /// The fields of `bases` that the body compound-assigns (`st.n += 1.0`,
