@@ -246,7 +246,7 @@ fn check_step_run(rows: usize, cols: usize) -> bool {
     let w = Tensor::from_vec(corners(n, 2), &[rows, cols]);
     // A contiguous operand at an offset into its storage.
     let big = Tensor::from_vec(corners(n + 3, 3), &[n + 3]);
-    let off = big.narrow(0, 3, n).view(&[rows as i64, cols as i64]);
+    let off = big.narrow(0, 3, n).view([rows as i64, cols as i64]);
     let row = Tensor::from_vec(corners(cols, 4), &[cols]);
     let col = Tensor::from_vec(corners(rows, 5), &[rows, 1]);
     let one = Tensor::from_vec(vec![1.5], &[1]);
@@ -371,7 +371,7 @@ fn without_avx2_the_blocked_pass_gives_the_same_bits() {
 #[should_panic(expected = "funcz: mul_: unsupported operation")]
 fn a_run_on_a_self_overlapping_input_panics_with_the_op() {
     use funcz::rt::{Step, Tracked};
-    let caller = Tensor::from_vec(vec![1.0], &[1]).expand(&[4]);
+    let caller = Tensor::from_vec(vec![1.0], &[1]).expand([4]);
     let mut x = funcz::rt::input(&caller);
     let mut s = Tracked::input(&x);
     funcz::rt::fused_run(&mut x, &mut s, &mut [Step::mul_(2.0), Step::add_(1.0)]);
