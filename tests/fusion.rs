@@ -153,8 +153,10 @@ variants!(kernel_ops, kernel_ops_f, kernel_ops_fv;
     y
 });
 
-#[test]
-fn compiled_kernels_give_the_bits_of_the_ops_one_by_one() {
+/// `kernel_ops` fused against the ops one by one, bit for bit: with the
+/// compiled kernel where kernels run (a CPU with AVX2), with the blocked
+/// pass elsewhere (`FUNCZ_NO_AVX2`, see the child test below).
+fn check_kernel_ops() {
     let w = Tensor::randn(&[70, 90], 7);
     let row = Tensor::rand(&[90], 8).add(0.5);
     let col = Tensor::rand(&[70, 1], 9).add(0.5);
@@ -168,34 +170,209 @@ fn compiled_kernels_give_the_bits_of_the_ops_one_by_one() {
             )]
         },
     );
-    let bits = |t: &Tensor| t.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     let want = bits(&kernel_ops(&x, &w, &row, &col));
-    // Large enough for the one-pass path (6300 elements: several blocks and
-    // a tail shorter than the kernel's chunk), and small values fused too.
+    // Large enough for the one-pass path (6300 elements: several blocks of
+    // 90-element rows, and a tail shorter than the kernel's chunk), and
+    // small values fused too.
     for min in [2048, 0] {
         let prev = funcz::rt::set_min_fused(min);
-        let before = funcz::rt::kernel_blocks();
+        let (passes, blocks) = (funcz::rt::fused_passes(), funcz::rt::kernel_blocks());
         assert_eq!(bits(&kernel_ops_f(&x, &w, &row, &col)), want);
         assert_eq!(bits(&kernel_ops_fv(&x, &w, &row, &col)), want);
-        assert!(funcz::rt::kernel_blocks() > before, "the kernel ran");
+        assert_eq!(funcz::rt::fused_passes(), passes + 2, "one pass each");
+        assert_eq!(
+            funcz::rt::kernel_blocks() > blocks,
+            funcz::rt::kernels_run(),
+            "the kernel ran where kernels run"
+        );
         funcz::rt::set_min_fused(prev);
     }
     // Non-finite values and signed zeros go through the same formulas.
-    let odd = Tensor::from_vec(
-        [
-            f32::NAN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            -0.0,
-            0.0,
-            1e-40,
-            -3.0,
-        ]
-        .repeat(900),
-        &[70, 90],
-    );
+    let odd = Tensor::from_vec(corners(6300, 0), &[70, 90]);
+    let prev = funcz::rt::set_min_fused(0);
     assert_eq!(
         bits(&kernel_ops_f(&odd, &w, &row, &col)),
         bits(&kernel_ops(&odd, &w, &row, &col))
     );
+    funcz::rt::set_min_fused(prev);
+}
+
+#[test]
+fn compiled_kernels_give_the_bits_of_the_ops_one_by_one() {
+    check_kernel_ops();
+}
+
+fn bits(t: &Tensor) -> Vec<u32> {
+    t.to_vec().iter().map(|v| v.to_bits()).collect()
+}
+
+/// `n` values cycling through every float corner (NaN, infinities, signed
+/// zeros, a subnormal) and ordinary values, shifted by `seed`.
+fn corners(n: usize, seed: usize) -> Vec<f32> {
+    const C: [f32; 13] = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -0.0,
+        0.0,
+        1e-40,
+        -3.0,
+        0.75,
+        2.5,
+        -0.3,
+        1.0,
+        7.0,
+        -1e30,
+    ];
+    (0..n)
+        .map(|i| {
+            let k = (i * 7 + seed * 3) % 29;
+            if k < C.len() {
+                C[k]
+            } else {
+                (k as f32 - 20.0) * 0.37
+            }
+        })
+        .collect()
+}
+
+/// Every kind of operand and op of the fused pass, on `rows`x`cols`: the
+/// run of `rt::fused_run` against the ops one by one, bit for bit; returns
+/// whether the run took the fused pass.
+fn check_step_run(rows: usize, cols: usize) -> bool {
+    use funcz::rt::{Step, Tracked};
+    let n = rows * cols;
+    let x = Tensor::from_vec(corners(n, 1), &[rows, cols]);
+    let w = Tensor::from_vec(corners(n, 2), &[rows, cols]);
+    // A contiguous operand at an offset into its storage.
+    let big = Tensor::from_vec(corners(n + 3, 3), &[n + 3]);
+    let off = big.narrow(0, 3, n).view([rows as i64, cols as i64]);
+    let row = Tensor::from_vec(corners(cols, 4), &[cols]);
+    let col = Tensor::from_vec(corners(rows, 5), &[rows, 1]);
+    let one = Tensor::from_vec(vec![1.5], &[1]);
+    let want = x.clone();
+    want.mul_(1.01);
+    want.add_(&w);
+    want.sub_(&row);
+    want.div_(&col);
+    want.add_scaled_(&off, 0.25);
+    want.mul_(&one);
+    want.sub_scaled_(w.mul(2.0), 0.5);
+    want.clamp_(-2.0, None);
+    want.sqrt_();
+    want.addcmul_(&w, &row, 0.5);
+    want.lerp_(&off, 0.3);
+    want.lerp_(&w, &col);
+    want.neg_();
+    want.pow_(2.0);
+    want.hardtanh_(-0.5, 3.0);
+    want.abs_();
+    want.relu_();
+    want.exp_();
+    want.sign_();
+    let mut y = x.clone();
+    let mut s = Tracked::root(&y);
+    let passes = funcz::rt::fused_passes();
+    funcz::rt::fused_run(
+        &mut y,
+        &mut s,
+        &mut [
+            Step::mul_(1.01),
+            Step::add_(&w),
+            Step::sub_(&row),
+            Step::div_(&col),
+            Step::add_scaled_(&off, 0.25),
+            Step::mul_(&one),
+            Step::sub_scaled_(w.mul(2.0), 0.5),
+            Step::clamp_(-2.0, None),
+            Step::sqrt_(),
+            Step::addcmul_(&w, &row, 0.5),
+            Step::lerp_(&off, 0.3),
+            Step::lerp_(&w, &col),
+            Step::neg_(),
+            Step::pow_(2.0),
+            Step::hardtanh_(-0.5, 3.0),
+            Step::abs_(),
+            Step::relu_(),
+            Step::exp_(),
+            Step::sign_(),
+        ],
+    );
+    assert_eq!(bits(&y), bits(&want), "{rows}x{cols}");
+    assert_eq!(y.version(), 19, "one version per op");
+    funcz::rt::fused_passes() > passes
+}
+
+/// Shapes with lengths around the kernels' vector widths and the pass's
+/// blocks (2048 `f32`), rows shorter and longer than its shortest period.
+const SHAPES: [(usize, usize); 9] = [
+    (1, 1),
+    (1, 7),
+    (3, 65),
+    (2, 257),
+    (9, 300),
+    (1, 2049),
+    (3, 1500),
+    (700, 3),
+    (5, 4099),
+];
+
+fn check_step_runs() {
+    for (rows, cols) in SHAPES {
+        let prev = funcz::rt::set_min_fused(0);
+        assert!(check_step_run(rows, cols), "{rows}x{cols} fused");
+        funcz::rt::set_min_fused(usize::MAX);
+        assert!(!check_step_run(rows, cols), "{rows}x{cols} op by op");
+        funcz::rt::set_min_fused(prev);
+    }
+}
+
+#[test]
+fn step_runs_give_the_bits_of_the_ops_one_by_one() {
+    check_step_runs();
+}
+
+/// Run by `without_avx2_the_blocked_pass_gives_the_same_bits` in a child
+/// process (`FUNCZ_NO_AVX2`: compiled kernels do not run, the blocked pass
+/// does).
+#[test]
+fn child_checks_the_baseline_blocked_pass() {
+    if std::env::var_os("FUNCZ_FUSION_CHILD").is_some() {
+        assert!(!funcz::rt::kernels_run(), "no compiled kernel runs");
+        check_kernel_ops();
+        check_step_runs();
+        println!("FUNCZ_FUSION_CHILD ran");
+    }
+}
+
+#[test]
+fn without_avx2_the_blocked_pass_gives_the_same_bits() {
+    let exe = std::env::current_exe().expect("test binary path");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "child_checks_the_baseline_blocked_pass",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("FUNCZ_NO_AVX2", "1")
+        .env("FUNCZ_FUSION_CHILD", "1")
+        .output()
+        .expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "child failed: {stdout}");
+    assert!(
+        stdout.contains("FUNCZ_FUSION_CHILD ran"),
+        "child did not run: {stdout}"
+    );
+}
+
+#[test]
+#[should_panic(expected = "funcz: mul_: unsupported operation")]
+fn a_run_on_a_self_overlapping_input_panics_with_the_op() {
+    use funcz::rt::{Step, Tracked};
+    let caller = Tensor::from_vec(vec![1.0], &[1]).expand([4]);
+    let mut x = funcz::rt::input(&caller);
+    let mut s = Tracked::input(&x);
+    funcz::rt::fused_run(&mut x, &mut s, &mut [Step::mul_(2.0), Step::add_(1.0)]);
 }

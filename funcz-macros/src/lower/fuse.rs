@@ -5,7 +5,7 @@
 //! the same computation. The trace still records each functional op.
 //!
 //! Input: `y.sub_(&mean); y.div_(&std); y.mul_(w);` (`y` a root with state)
-//! Output: `rt::fused_root(&mut y, &mut s, rt::Fusion::new().sub_(&mean).div_(&std).mul_(w));`
+//! Output: `rt::fused_run(&mut y, &mut s, &mut [rt::Step::sub_(&mean), rt::Step::div_(&std), rt::Step::mul_(w)]);`
 //!
 //! The arguments of the whole run are evaluated before its first op runs,
 //! where the original evaluates each one after the op before it: so every
@@ -110,8 +110,9 @@ impl Lowerer<'_> {
         let (name, _) = fusible_stmt(&run[0]).expect("a fused run");
         let id = self.fusion_root(name).expect("a fused run");
         let (v, s) = (self.var(id), state_ident(id));
-        let mut calls = TokenStream::new();
+        let rt = rt();
         let kernel = kernel(run);
+        let mut steps = Vec::new();
         for stmt in run {
             let (_, m) = fusible_stmt(stmt).expect("a fused run");
             let mut args = m.args.clone();
@@ -121,43 +122,45 @@ impl Lowerer<'_> {
             self.mark_mutated(id);
             self.note_commit(self.scopes.root_of(id), Some(id));
             let method = &m.method;
-            calls.extend(quote!(.#method(#args)));
+            steps.push(quote!(#rt::Step::#method(#args)));
         }
-        let rt = rt();
         // One call: the temporaries of the arguments (`&(&g * 0.1)`) live
         // until the end of the statement, after the run has run, as they
         // would in the original calls; the arguments never name the root
         // (see `independent`), so its `&mut` conflicts with none of them.
-        let run = quote!(#rt::fused_root(&mut #v, &mut #s, #rt::Fusion::new() #calls));
+        // The steps are an array in the caller's frame (nothing is
+        // allocated to record them).
+        let steps = quote!(&mut [#(#steps),*]);
         match kernel {
             // `FUNCZ_KERNELS_IN_DEBUG` (set for this workspace's own
             // builds): in every build, so that the tests run them.
             Some(k) if kernels_in_debug() => {
-                pq!(#rt::fused_root(&mut #v, &mut #s, #rt::Fusion::new() #calls.kernel #k);)
+                pq!(#rt::fused_run_kernel(&mut #v, &mut #s, #steps, #k);)
             }
             // The compiled kernel only where the code is optimized (it is
             // the same computation, and each one is a loop the compiler
             // builds for this run alone).
             Some(k) => pq!({
                 #[cfg(debug_assertions)]
-                #run;
+                #rt::fused_run(&mut #v, &mut #s, #steps);
                 #[cfg(not(debug_assertions))]
-                #rt::fused_root(&mut #v, &mut #s, #rt::Fusion::new() #calls.kernel #k);
+                #rt::fused_run_kernel(&mut #v, &mut #s, #steps, #k);
             }),
-            None => pq!(#run;),
+            None => pq!(#rt::fused_run(&mut #v, &mut #s, #steps);),
         }
     }
 }
 
-/// The arguments of `Fusion::kernel` for `run` if it has at least
-/// `MIN_KERNEL` ops and every op of it has a per-element formula
-/// (`optable::KERNELS`): the op names, and a closure that applies the
-/// formulas in order to each element.
+/// The kernel argument of `rt::fused_run_kernel` for `run` if it has at
+/// least `MIN_KERNEL` ops and every op of it has a per-element formula
+/// (`optable::KERNELS`): a closure that applies the formulas in order to
+/// each element, through `rt::fuse_loop_wide` (one copy of the loop, with
+/// AVX2: each kernel is compiled in the user's crate, once per run).
 ///
 /// Input: `y.mul_(2.0); y.add_(&w); y.relu_();`
-/// Output: `(&["mul_", "add_", "relu_"], &|x, o, p| { let p0 = p[0]; let p1 = p[1]; let p2 = p[2];
-/// rt::fuse_loop::<_, 2>(x, o, |e, [a0, a1]| { let e = rt::k::mul(e, a0, &p0);
-/// let e = rt::k::add(e, a1, &p1); let e = rt::k::relu(e, &p2); e }) })`
+/// Output: `&|x, o, p| { let p0 = p[0]; let p1 = p[1]; let p2 = p[2];
+/// rt::fuse_loop_wide::<_, 2>(x, o, |e, [a0, a1]| { let e = rt::k::mul(e, a0, &p0);
+/// let e = rt::k::add(e, a1, &p1); let e = rt::k::relu(e, &p2); e }) }`
 fn kernel(run: &[Stmt]) -> Option<TokenStream> {
     // Each kernel is code the user's crate compiles; with two ops the
     // blocked pass already reads memory once, and a kernel gains little.
@@ -166,7 +169,6 @@ fn kernel(run: &[Stmt]) -> Option<TokenStream> {
     }
     let rt = rt();
     let (x, o, p, e) = (tmp("__fz_x"), tmp("__fz_o"), tmp("__fz_p"), tmp("__fz_e"));
-    let mut names = Vec::new();
     let mut body = TokenStream::new();
     let mut params = TokenStream::new();
     let mut operands = Vec::new();
@@ -187,13 +189,12 @@ fn kernel(run: &[Stmt]) -> Option<TokenStream> {
         let i = proc_macro2::Literal::usize_unsuffixed(i);
         params.extend(quote!(let #pi = #p[#i];));
         body.extend(quote!(let #e = #rt::k::#f(#e, #(#args,)* &#pi);));
-        names.push(name);
     }
     let n = proc_macro2::Literal::usize_unsuffixed(operands.len());
-    Some(quote!((&[#(#names),*], &|#x, #o, #p| {
+    Some(quote!(&|#x, #o, #p| {
         #params
-        #rt::fuse_loop::<_, #n>(#x, #o, |#e, [#(#operands),*]| { #body #e })
-    })))
+        #rt::fuse_loop_wide::<_, #n>(#x, #o, |#e, [#(#operands),*]| { #body #e })
+    }))
 }
 
 /// Whether compiled kernels are emitted for debug builds too
@@ -217,8 +218,9 @@ thread_local! {
 /// The fewest ops of a run compiled into a kernel.
 const MIN_KERNEL: usize = 3;
 
-/// The most ops one fused call holds: its builder is a method chain, and
-/// rustc recurses once per link (a longer run is cut into several).
+/// The most ops one fused call holds: its steps are an array in the
+/// caller's frame (about 64 bytes a step), and the blocked pass reads a
+/// block of every operand of the run (a longer run is cut into several).
 const MAX_RUN: usize = 32;
 
 /// `name.op(args);` with `op` an elementwise in-place op a fused run can

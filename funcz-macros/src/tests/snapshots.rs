@@ -96,7 +96,10 @@ fn fused_kernel_only_in_optimized_builds() {
     let optimized = out
         .find("#[cfg(not(debug_assertions))]")
         .expect("an optimized arm");
-    let kernels: Vec<_> = out.match_indices(".kernel(").map(|(i, _)| i).collect();
+    let kernels: Vec<_> = out
+        .match_indices("fused_run_kernel(")
+        .map(|(i, _)| i)
+        .collect();
     assert_eq!(kernels.len(), 1, "{out}");
     assert!(debug < optimized && optimized < kernels[0], "{out}");
     insta::assert_snapshot!(out);

@@ -37,7 +37,7 @@ use crate::ops::fused::{self, BlockFn, Params, View};
 use crate::tensor::Tensor;
 
 use super::donate::{can_donate, can_donate_root, donated};
-use super::fuse_kernel::Kernel;
+use super::fuse_kernel::{Kernel, kernels_run};
 use super::tracked::{Tracked, commit_root, donated_root};
 
 /// An operand of a [`Fusion`] step: a scalar, a borrowed tensor or a
@@ -126,24 +126,23 @@ enum Val<'x, T: Element> {
     Tensor(&'x Tensor<T>),
 }
 
-/// The arguments of a step's op for one call: the step and the
-/// fusion's owned operands (operands are resolved only as the op asks).
+/// The arguments of a step's op for one call (operands are resolved only
+/// as the op asks).
 struct Args<'x, T: Element> {
     step: &'x Step<'x, T>,
-    owned: &'x Owned<T>,
 }
 
 impl<'x, T: Element> Args<'x, T> {
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline)]
     fn a(&self) -> Val<'x, T> {
-        self.step.a.val(self.owned)
+        self.step.a.val()
     }
 
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline)]
     fn b(&self) -> Val<'x, T> {
-        self.step.b.val(self.owned)
+        self.step.b.val()
     }
 
     /// The step's scalar parameters.
@@ -179,45 +178,43 @@ type InplaceFn<T> = fn(&Tensor<T>, &Args<'_, T>);
 /// The functional twin of a step, computing a fresh value.
 type FunctionalFn<T> = fn(&Tensor<T>, &Args<'_, T>) -> Tensor<T>;
 
-/// The owned operands of a fusion, each dropped after its step ran.
-type Owned<T> = Vec<Option<Box<Tensor<T>>>>;
-
-/// An operand as a step stores it: an owned tensor is kept in the
-/// fusion's [`Owned`] list (by index), so that a step is `Copy` and has
-/// nothing to drop.
-#[derive(Clone, Copy)]
+/// An operand as a step stores it (an owned tensor is boxed, so that a
+/// step stays small; it is dropped right after its step ran, as the
+/// unfused code drops its argument).
 enum Slot<'a, T: Element> {
     None,
     Scalar(T),
     Ref(&'a Tensor<T>),
-    Owned(usize),
+    Owned(Box<Tensor<T>>),
 }
 
 impl<'a, T: Element> Slot<'a, T> {
-    /// The operand, resolved against the fusion's owned operands.
+    /// The slot of an operand.
     #[inline]
-    fn val<'x>(self, owned: &'x Owned<T>) -> Val<'x, T>
-    where
-        'a: 'x,
-    {
-        match self {
-            Slot::None => Val::None,
-            Slot::Scalar(v) => Val::Scalar(v),
-            Slot::Ref(t) => Val::Tensor(t),
-            Slot::Owned(i) => Val::Tensor(
-                owned[i]
-                    .as_deref()
-                    .expect("funcz: internal: an owned operand used after its step"),
-            ),
+    fn of(a: FuseArg<'a, T>) -> Self {
+        match a {
+            FuseArg::Scalar(v) => Slot::Scalar(v),
+            FuseArg::Ref(t) => Slot::Ref(t),
+            FuseArg::Owned(t) => Slot::Owned(t),
         }
     }
 
-    /// Drops the operand if the fusion owns it (after its step ran, as the
-    /// unfused code drops its argument).
+    /// The operand.
     #[inline]
-    fn release(self, owned: &mut Owned<T>) {
-        if let Slot::Owned(i) = self {
-            owned[i] = None;
+    fn val(&self) -> Val<'_, T> {
+        match self {
+            Slot::None => Val::None,
+            Slot::Scalar(v) => Val::Scalar(*v),
+            Slot::Ref(t) => Val::Tensor(t),
+            Slot::Owned(t) => Val::Tensor(t),
+        }
+    }
+
+    /// Drops the operand if the step owns it (after its step ran).
+    #[inline]
+    fn release(&mut self) {
+        if let Slot::Owned(_) = self {
+            *self = Slot::None;
         }
     }
 }
@@ -575,62 +572,133 @@ fuse_table! {
     }
 }
 
-/// One recorded in-place op.
-#[derive(Clone, Copy)]
-struct Step<'a, T: Element> {
+/// One in-place op of a fused run with its operands, as generated code
+/// passes a run to [`fused_run`]: `&mut [Step::mul_(2.0), Step::add_(w)]`.
+/// Its constructors are named like the in-place ops of [`Tensor`] and take
+/// the same arguments (the run is an array in the caller's frame: nothing
+/// is allocated to record it).
+///
+/// ```
+/// use funcz_runtime::rt::Step;
+/// let s = Step::<f32>::clamp_min_(0.0);
+/// assert_eq!(s.op(), "clamp_min_");
+/// ```
+pub struct Step<'a, T: Element> {
     fns: &'static OpFns<T>,
     a: Slot<'a, T>,
     b: Slot<'a, T>,
     p: Params<T>,
 }
 
+impl<T: Element> std::fmt::Debug for Step<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Step").field(&self.fns.op).finish()
+    }
+}
+
 impl<'a, T: Element> Step<'a, T> {
+    /// A step of `fns` with its operands and parameters.
+    #[inline]
+    fn new(
+        fns: &'static OpFns<T>,
+        a: Option<FuseArg<'a, T>>,
+        b: Option<FuseArg<'a, T>>,
+        p: Params<T>,
+    ) -> Self {
+        Step {
+            fns,
+            a: a.map_or(Slot::None, Slot::of),
+            b: b.map_or(Slot::None, Slot::of),
+            p,
+        }
+    }
+
+    /// A step with no operand and no parameter.
+    #[inline]
+    fn unary(fns: &'static OpFns<T>) -> Self {
+        Step {
+            fns,
+            a: Slot::None,
+            b: Slot::None,
+            p: Params::default(),
+        }
+    }
+
+    /// The in-place op's method name (`add_`).
+    ///
+    /// ```
+    /// use funcz_runtime::rt::Step;
+    /// assert_eq!(Step::<f64>::sqrt_().op(), "sqrt_");
+    /// ```
+    pub fn op(&self) -> &'static str {
+        self.fns.op
+    }
+
     /// The step's arguments.
     #[inline]
-    fn args<'x>(&'x self, owned: &'x Owned<T>) -> Args<'x, T>
-    where
-        'a: 'x,
-    {
-        Args { step: self, owned }
+    fn args(&self) -> Args<'_, T> {
+        Args { step: self }
+    }
+
+    /// Drops the operands the step owns (after it ran, as the unfused code
+    /// drops its argument).
+    #[inline]
+    fn release(&mut self) {
+        self.a.release();
+        self.b.release();
     }
 
     /// Runs the step on the tracked root, as generated code runs one op.
     #[inline]
     #[track_caller]
-    fn run_root(&self, root: &mut Tensor<T>, state: &mut Tracked, owned: &mut Owned<T>) {
+    fn run_root(&mut self, root: &mut Tensor<T>, state: &mut Tracked) {
         if can_donate_root(root, state) {
-            (self.fns.inplace)(root, &self.args(owned));
+            (self.fns.inplace)(root, &self.args());
             donated_root(self.fns.op, self.fns.func, root, state);
         } else {
-            let new = (self.fns.functional)(root, &self.args(owned));
+            let new = (self.fns.functional)(root, &self.args());
             commit_root(self.fns.op, root, state, new);
         }
-        if !owned.is_empty() {
-            self.a.release(owned);
-            self.b.release(owned);
-        }
+        self.release();
     }
 
     /// Runs the step on a fresh value, as generated code runs one op.
     #[inline]
-    fn run_value(&self, t: &mut Tensor<T>, owned: &mut Owned<T>) {
+    fn run_value(&mut self, t: &mut Tensor<T>) {
         if can_donate(t) {
-            (self.fns.inplace)(t, &self.args(owned));
+            (self.fns.inplace)(t, &self.args());
             donated(self.fns.func, t);
         } else {
-            *t = (self.fns.functional)(t, &self.args(owned));
+            *t = (self.fns.functional)(t, &self.args());
         }
-        if !owned.is_empty() {
-            self.a.release(owned);
-            self.b.release(owned);
-        }
+        self.release();
     }
 }
 
-/// The steps a fusion has room for before it grows: 16 steps of 64 bytes
-/// (`f32`) are one small allocation, which the allocator serves from its
-/// per-thread cache.
-const FIRST_CAPACITY: usize = 16;
+/// The steps of a [`Fusion`]: built by its methods, or the caller's array
+/// (see [`fused_run`]).
+enum Steps<'a, T: Element> {
+    Built(Vec<Step<'a, T>>),
+    Run(&'a mut [Step<'a, T>]),
+}
+
+impl<'a, T: Element> Steps<'a, T> {
+    #[inline]
+    fn get(&self) -> &[Step<'a, T>] {
+        match self {
+            Steps::Built(v) => v,
+            Steps::Run(s) => s,
+        }
+    }
+
+    #[inline]
+    fn get_mut(&mut self) -> &mut [Step<'a, T>] {
+        match self {
+            Steps::Built(v) => v,
+            Steps::Run(s) => s,
+        }
+    }
+}
 
 /// A run of in-place elementwise ops on one value, recorded to be run by
 /// [`fused_root`] (or [`fused_value`]) as one pass over the value's buffer.
@@ -640,7 +708,9 @@ const FIRST_CAPACITY: usize = 16;
 /// `Fusion::new().mul_(1.01).add_(&w).relu_()`. Operands are evaluated
 /// when the fusion is built (before the first step runs); a borrowed
 /// operand must not be the value being updated (the borrow checker sees to
-/// that: the call also takes the value by `&mut`).
+/// that: the call also takes the value by `&mut`). Generated code passes
+/// its runs as an array of [`Step`]s instead ([`fused_run`]), which
+/// allocates nothing.
 ///
 /// `Fusion::new()` takes its element type from the call it is passed to,
 /// so it can be built inside the call; [`Fusion::of`] names it from a
@@ -662,12 +732,11 @@ const FIRST_CAPACITY: usize = 16;
 /// assert_eq!(y.to_vec(), vec![1.5, 20.5, 2.5, 40.5]);
 /// ```
 pub struct Fusion<'a, T: Element> {
-    steps: Vec<Step<'a, T>>,
-    /// The operands the fusion owns (see [`Slot::Owned`]).
-    owned: Owned<T>,
+    steps: Steps<'a, T>,
     /// The run compiled as one per-element function, and the ops it was
-    /// compiled for (see [`Fusion::kernel`]).
-    kernel: Option<(&'a [&'a str], Kernel<'a, T>)>,
+    /// compiled for (see [`Fusion::kernel`]; `None`: generated code's
+    /// kernel for its own steps, [`fused_run_kernel`]).
+    kernel: Option<(Option<&'a [&'a str]>, Kernel<'a, T>)>,
 }
 
 impl<T: Element> std::fmt::Debug for Fusion<'_, T> {
@@ -692,12 +761,19 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// rt::fused_value(&mut y, Fusion::new().abs_().sqrt_());
     /// assert_eq!(y.to_vec(), vec![1.0, 2.0f32.sqrt()]);
     /// ```
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
+    #[inline]
     pub fn new() -> Self {
         Fusion {
-            steps: Vec::with_capacity(FIRST_CAPACITY),
-            owned: Vec::new(),
+            steps: Steps::Built(Vec::new()),
+            kernel: None,
+        }
+    }
+
+    /// The fusion of the caller's steps.
+    #[inline]
+    fn run(steps: &'a mut [Step<'a, T>]) -> Self {
+        Fusion {
+            steps: Steps::Run(steps),
             kernel: None,
         }
     }
@@ -705,7 +781,17 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// The recorded steps, in order.
     #[inline]
     fn steps(&self) -> std::slice::Iter<'_, Step<'a, T>> {
-        self.steps.iter()
+        self.steps.get().iter()
+    }
+
+    /// Appends a step.
+    #[inline]
+    fn push(mut self, step: Step<'a, T>) -> Self {
+        match &mut self.steps {
+            Steps::Built(v) => v.push(step),
+            Steps::Run(_) => unreachable!("funcz: internal: a step added to a caller's run"),
+        }
+        self
     }
 
     /// An empty fusion for values like `like` (only its element type is
@@ -719,8 +805,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// drop(y); // not borrowed
     /// assert_eq!(f.len(), 2);
     /// ```
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
+    #[inline]
     pub fn of(like: &Tensor<T>) -> Self {
         let _ = like;
         Fusion::new()
@@ -733,7 +818,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// assert_eq!(Fusion::<f32>::new().relu_().len(), 1);
     /// ```
     pub fn len(&self) -> usize {
-        self.steps.len()
+        self.steps.get().len()
     }
 
     /// True if no step is recorded.
@@ -743,7 +828,7 @@ impl<'a, T: Element> Fusion<'a, T> {
     /// assert!(Fusion::<f32>::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
+        self.steps.get().is_empty()
     }
 
     /// The in-place ops recorded, in order (method names).
@@ -780,60 +865,234 @@ impl<'a, T: Element> Fusion<'a, T> {
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline)]
     pub fn kernel(mut self, ops: &'a [&'a str], kernel: Kernel<'a, T>) -> Self {
-        self.kernel = Some((ops, kernel));
+        self.kernel = Some((Some(ops), kernel));
         self
     }
 
-    /// The kernel, if it was written for exactly the recorded steps.
+    /// The kernel, if it was written for exactly the recorded steps and
+    /// kernels run on this CPU ([`kernels_run`]).
     fn checked_kernel(&self) -> Option<Kernel<'a, T>> {
         let (ops, k) = self.kernel?;
-        (ops.len() == self.steps.len() && ops.iter().zip(self.steps()).all(|(o, s)| *o == s.fns.op))
-            .then_some(k)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn step(
-        mut self,
-        fns: &'static OpFns<T>,
-        a: Option<FuseArg<'a, T>>,
-        b: Option<FuseArg<'a, T>>,
-        p: Params<T>,
-    ) -> Self {
-        let a = self.slot(a);
-        let b = self.slot(b);
-        self.steps.push(Step { fns, a, b, p });
-        self
-    }
-
-    /// Stores an operand (an owned one in [`Self::owned`]).
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn slot(&mut self, a: Option<FuseArg<'a, T>>) -> Slot<'a, T> {
-        match a {
-            None => Slot::None,
-            Some(FuseArg::Scalar(v)) => Slot::Scalar(v),
-            Some(FuseArg::Ref(t)) => Slot::Ref(t),
-            Some(FuseArg::Owned(t)) => {
-                self.owned.push(Some(t));
-                Slot::Owned(self.owned.len() - 1)
-            }
-        }
-    }
-
-    /// A step with no operand and no parameter.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    fn unary(self, fns: &'static OpFns<T>) -> Self {
-        self.step(fns, None, None, Params::default())
+        let same = |ops: &[&str]| {
+            ops.len() == self.len() && ops.iter().zip(self.steps()).all(|(o, s)| *o == s.fns.op)
+        };
+        (kernels_run() && ops.is_none_or(same)).then_some(k)
     }
 
     /// [`Tensor::add_`]: `self += other`.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
+    #[inline]
     pub fn add_(self, other: impl IntoFuseArg<'a, T>) -> Self {
-        self.step(
+        self.push(Step::add_(other))
+    }
+
+    /// [`Tensor::sub_`]: `self -= other`.
+    #[inline]
+    pub fn sub_(self, other: impl IntoFuseArg<'a, T>) -> Self {
+        self.push(Step::sub_(other))
+    }
+
+    /// [`Tensor::mul_`]: `self *= other`.
+    #[inline]
+    pub fn mul_(self, other: impl IntoFuseArg<'a, T>) -> Self {
+        self.push(Step::mul_(other))
+    }
+
+    /// [`Tensor::div_`]: `self /= other` (integer divisions never fuse:
+    /// they check their divisor first).
+    #[inline]
+    pub fn div_(self, other: impl IntoFuseArg<'a, T>) -> Self {
+        self.push(Step::div_(other))
+    }
+
+    /// [`Tensor::add_scaled_`]: `self += alpha * other`.
+    #[inline]
+    pub fn add_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
+        self.push(Step::add_scaled_(other, alpha))
+    }
+
+    /// [`Tensor::sub_scaled_`]: `self -= alpha * other`.
+    #[inline]
+    pub fn sub_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
+        self.push(Step::sub_scaled_(other, alpha))
+    }
+
+    /// [`Tensor::neg_`].
+    #[inline]
+    pub fn neg_(self) -> Self {
+        self.push(Step::neg_())
+    }
+
+    /// [`Tensor::abs_`].
+    #[inline]
+    pub fn abs_(self) -> Self {
+        self.push(Step::abs_())
+    }
+
+    /// [`Tensor::relu_`].
+    #[inline]
+    pub fn relu_(self) -> Self {
+        self.push(Step::relu_())
+    }
+
+    /// [`Tensor::sign_`].
+    #[inline]
+    pub fn sign_(self) -> Self {
+        self.push(Step::sign_())
+    }
+
+    /// [`Tensor::zero_`].
+    #[inline]
+    pub fn zero_(self) -> Self {
+        self.push(Step::zero_())
+    }
+
+    /// [`Tensor::fill_`].
+    #[inline]
+    pub fn fill_(self, value: T) -> Self {
+        self.push(Step::fill_(value))
+    }
+
+    /// [`Tensor::clamp_`]: either bound may be `None` (both `None` panics
+    /// as the op does, when the step runs).
+    #[inline]
+    pub fn clamp_(self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Self {
+        self.push(Step::clamp_(min, max))
+    }
+
+    /// [`Tensor::clamp_min_`].
+    #[inline]
+    pub fn clamp_min_(self, min: T) -> Self {
+        self.push(Step::clamp_min_(min))
+    }
+
+    /// [`Tensor::clamp_max_`].
+    #[inline]
+    pub fn clamp_max_(self, max: T) -> Self {
+        self.push(Step::clamp_max_(max))
+    }
+}
+
+impl<'a, T: FloatElement> Fusion<'a, T> {
+    /// [`Tensor::hardtanh_`].
+    #[inline]
+    pub fn hardtanh_(self, min_val: T, max_val: T) -> Self {
+        self.push(Step::hardtanh_(min_val, max_val))
+    }
+
+    /// [`Tensor::sqrt_`].
+    #[inline]
+    pub fn sqrt_(self) -> Self {
+        self.push(Step::sqrt_())
+    }
+
+    /// [`Tensor::rsqrt_`].
+    #[inline]
+    pub fn rsqrt_(self) -> Self {
+        self.push(Step::rsqrt_())
+    }
+
+    /// [`Tensor::reciprocal_`].
+    #[inline]
+    pub fn reciprocal_(self) -> Self {
+        self.push(Step::reciprocal_())
+    }
+
+    /// [`Tensor::exp_`].
+    #[inline]
+    pub fn exp_(self) -> Self {
+        self.push(Step::exp_())
+    }
+
+    /// [`Tensor::log_`].
+    #[inline]
+    pub fn log_(self) -> Self {
+        self.push(Step::log_())
+    }
+
+    /// [`Tensor::sigmoid_`].
+    #[inline]
+    pub fn sigmoid_(self) -> Self {
+        self.push(Step::sigmoid_())
+    }
+
+    /// [`Tensor::tanh_`].
+    #[inline]
+    pub fn tanh_(self) -> Self {
+        self.push(Step::tanh_())
+    }
+
+    /// [`Tensor::sin_`].
+    #[inline]
+    pub fn sin_(self) -> Self {
+        self.push(Step::sin_())
+    }
+
+    /// [`Tensor::cos_`].
+    #[inline]
+    pub fn cos_(self) -> Self {
+        self.push(Step::cos_())
+    }
+
+    /// [`Tensor::erf_`].
+    #[inline]
+    pub fn erf_(self) -> Self {
+        self.push(Step::erf_())
+    }
+
+    /// [`Tensor::floor_`].
+    #[inline]
+    pub fn floor_(self) -> Self {
+        self.push(Step::floor_())
+    }
+
+    /// [`Tensor::round_`].
+    #[inline]
+    pub fn round_(self) -> Self {
+        self.push(Step::round_())
+    }
+
+    /// [`Tensor::pow_`]: a scalar or a tensor exponent.
+    #[inline]
+    pub fn pow_(self, exponent: impl IntoFuseArg<'a, T>) -> Self {
+        self.push(Step::pow_(exponent))
+    }
+
+    /// [`Tensor::addcmul_`]: `self += value * tensor1 * tensor2`.
+    #[inline]
+    pub fn addcmul_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
+        self.push(Step::addcmul_(tensor1, tensor2, value))
+    }
+
+    /// [`Tensor::addcdiv_`]: `self += value * tensor1 / tensor2`.
+    #[inline]
+    pub fn addcdiv_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
+        self.push(Step::addcdiv_(tensor1, tensor2, value))
+    }
+
+    /// [`Tensor::addcmul1_`]: `self += tensor1 * tensor2`.
+    #[inline]
+    pub fn addcmul1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
+        self.push(Step::addcmul1_(tensor1, tensor2))
+    }
+
+    /// [`Tensor::addcdiv1_`]: `self += tensor1 / tensor2`.
+    #[inline]
+    pub fn addcdiv1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
+        self.push(Step::addcdiv1_(tensor1, tensor2))
+    }
+
+    /// [`Tensor::lerp_`]: toward `end` by a scalar or tensor `weight`.
+    #[inline]
+    pub fn lerp_(self, end: &'a Tensor<T>, weight: impl IntoFuseArg<'a, T>) -> Self {
+        self.push(Step::lerp_(end, weight))
+    }
+}
+
+impl<'a, T: Element> Step<'a, T> {
+    /// [`Tensor::add_`]: `self += other`.
+    #[inline]
+    pub fn add_(other: impl IntoFuseArg<'a, T>) -> Self {
+        Step::new(
             &T::fuse_table().ADD,
             Some(other.into_fuse_arg()),
             None,
@@ -842,10 +1101,9 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::sub_`]: `self -= other`.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn sub_(self, other: impl IntoFuseArg<'a, T>) -> Self {
-        self.step(
+    #[inline]
+    pub fn sub_(other: impl IntoFuseArg<'a, T>) -> Self {
+        Step::new(
             &T::fuse_table().SUB,
             Some(other.into_fuse_arg()),
             None,
@@ -854,10 +1112,9 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::mul_`]: `self *= other`.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn mul_(self, other: impl IntoFuseArg<'a, T>) -> Self {
-        self.step(
+    #[inline]
+    pub fn mul_(other: impl IntoFuseArg<'a, T>) -> Self {
+        Step::new(
             &T::fuse_table().MUL,
             Some(other.into_fuse_arg()),
             None,
@@ -867,10 +1124,9 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::div_`]: `self /= other` (integer divisions never fuse:
     /// they check their divisor first).
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn div_(self, other: impl IntoFuseArg<'a, T>) -> Self {
-        self.step(
+    #[inline]
+    pub fn div_(other: impl IntoFuseArg<'a, T>) -> Self {
+        Step::new(
             &T::fuse_table().DIV,
             Some(other.into_fuse_arg()),
             None,
@@ -879,10 +1135,9 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::add_scaled_`]: `self += alpha * other`.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn add_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
-        self.step(
+    #[inline]
+    pub fn add_scaled_(other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
+        Step::new(
             &T::fuse_table().ADD_SCALED,
             Some(other.into_fuse_arg()),
             None,
@@ -894,10 +1149,9 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::sub_scaled_`]: `self -= alpha * other`.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn sub_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
-        self.step(
+    #[inline]
+    pub fn sub_scaled_(other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
+        Step::new(
             &T::fuse_table().SUB_SCALED,
             Some(other.into_fuse_arg()),
             None,
@@ -909,45 +1163,39 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::neg_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn neg_(self) -> Self {
-        self.unary(&T::fuse_table().NEG)
+    #[inline]
+    pub fn neg_() -> Self {
+        Step::unary(&T::fuse_table().NEG)
     }
 
     /// [`Tensor::abs_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn abs_(self) -> Self {
-        self.unary(&T::fuse_table().ABS)
+    #[inline]
+    pub fn abs_() -> Self {
+        Step::unary(&T::fuse_table().ABS)
     }
 
     /// [`Tensor::relu_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn relu_(self) -> Self {
-        self.unary(&T::fuse_table().RELU)
+    #[inline]
+    pub fn relu_() -> Self {
+        Step::unary(&T::fuse_table().RELU)
     }
 
     /// [`Tensor::sign_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn sign_(self) -> Self {
-        self.unary(&T::fuse_table().SIGN)
+    #[inline]
+    pub fn sign_() -> Self {
+        Step::unary(&T::fuse_table().SIGN)
     }
 
     /// [`Tensor::zero_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn zero_(self) -> Self {
-        self.unary(&T::fuse_table().ZERO)
+    #[inline]
+    pub fn zero_() -> Self {
+        Step::unary(&T::fuse_table().ZERO)
     }
 
     /// [`Tensor::fill_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn fill_(self, value: T) -> Self {
-        self.step(
+    #[inline]
+    pub fn fill_(value: T) -> Self {
+        Step::new(
             &T::fuse_table().FILL,
             None,
             None,
@@ -960,11 +1208,10 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::clamp_`]: either bound may be `None` (both `None` panics
     /// as the op does, when the step runs).
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn clamp_(self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Self {
+    #[inline]
+    pub fn clamp_(min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Self {
         let (lo, hi) = (min.into(), max.into());
-        self.step(
+        Step::new(
             if lo.is_some() || hi.is_some() {
                 &T::fuse_table().CLAMP
             } else {
@@ -981,10 +1228,9 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::clamp_min_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn clamp_min_(self, min: T) -> Self {
-        self.step(
+    #[inline]
+    pub fn clamp_min_(min: T) -> Self {
+        Step::new(
             &T::fuse_table().CLAMP_MIN,
             None,
             None,
@@ -996,10 +1242,9 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 
     /// [`Tensor::clamp_max_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn clamp_max_(self, max: T) -> Self {
-        self.step(
+    #[inline]
+    pub fn clamp_max_(max: T) -> Self {
+        Step::new(
             &T::fuse_table().CLAMP_MAX,
             None,
             None,
@@ -1011,12 +1256,11 @@ impl<'a, T: Element> Fusion<'a, T> {
     }
 }
 
-impl<'a, T: FloatElement> Fusion<'a, T> {
+impl<'a, T: FloatElement> Step<'a, T> {
     /// [`Tensor::hardtanh_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn hardtanh_(self, min_val: T, max_val: T) -> Self {
-        self.step(
+    #[inline]
+    pub fn hardtanh_(min_val: T, max_val: T) -> Self {
+        Step::new(
             &T::float_fuse_table().HARDTANH,
             None,
             None,
@@ -1029,93 +1273,80 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
     }
 
     /// [`Tensor::sqrt_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn sqrt_(self) -> Self {
-        self.unary(&T::float_fuse_table().SQRT)
+    #[inline]
+    pub fn sqrt_() -> Self {
+        Step::unary(&T::float_fuse_table().SQRT)
     }
 
     /// [`Tensor::rsqrt_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn rsqrt_(self) -> Self {
-        self.unary(&T::float_fuse_table().RSQRT)
+    #[inline]
+    pub fn rsqrt_() -> Self {
+        Step::unary(&T::float_fuse_table().RSQRT)
     }
 
     /// [`Tensor::reciprocal_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn reciprocal_(self) -> Self {
-        self.unary(&T::float_fuse_table().RECIPROCAL)
+    #[inline]
+    pub fn reciprocal_() -> Self {
+        Step::unary(&T::float_fuse_table().RECIPROCAL)
     }
 
     /// [`Tensor::exp_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn exp_(self) -> Self {
-        self.unary(&T::float_fuse_table().EXP)
+    #[inline]
+    pub fn exp_() -> Self {
+        Step::unary(&T::float_fuse_table().EXP)
     }
 
     /// [`Tensor::log_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn log_(self) -> Self {
-        self.unary(&T::float_fuse_table().LOG)
+    #[inline]
+    pub fn log_() -> Self {
+        Step::unary(&T::float_fuse_table().LOG)
     }
 
     /// [`Tensor::sigmoid_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn sigmoid_(self) -> Self {
-        self.unary(&T::float_fuse_table().SIGMOID)
+    #[inline]
+    pub fn sigmoid_() -> Self {
+        Step::unary(&T::float_fuse_table().SIGMOID)
     }
 
     /// [`Tensor::tanh_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn tanh_(self) -> Self {
-        self.unary(&T::float_fuse_table().TANH)
+    #[inline]
+    pub fn tanh_() -> Self {
+        Step::unary(&T::float_fuse_table().TANH)
     }
 
     /// [`Tensor::sin_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn sin_(self) -> Self {
-        self.unary(&T::float_fuse_table().SIN)
+    #[inline]
+    pub fn sin_() -> Self {
+        Step::unary(&T::float_fuse_table().SIN)
     }
 
     /// [`Tensor::cos_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn cos_(self) -> Self {
-        self.unary(&T::float_fuse_table().COS)
+    #[inline]
+    pub fn cos_() -> Self {
+        Step::unary(&T::float_fuse_table().COS)
     }
 
     /// [`Tensor::erf_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn erf_(self) -> Self {
-        self.unary(&T::float_fuse_table().ERF)
+    #[inline]
+    pub fn erf_() -> Self {
+        Step::unary(&T::float_fuse_table().ERF)
     }
 
     /// [`Tensor::floor_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn floor_(self) -> Self {
-        self.unary(&T::float_fuse_table().FLOOR)
+    #[inline]
+    pub fn floor_() -> Self {
+        Step::unary(&T::float_fuse_table().FLOOR)
     }
 
     /// [`Tensor::round_`].
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn round_(self) -> Self {
-        self.unary(&T::float_fuse_table().ROUND)
+    #[inline]
+    pub fn round_() -> Self {
+        Step::unary(&T::float_fuse_table().ROUND)
     }
 
     /// [`Tensor::pow_`]: a scalar or a tensor exponent.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn pow_(self, exponent: impl IntoFuseArg<'a, T>) -> Self {
+    #[inline]
+    pub fn pow_(exponent: impl IntoFuseArg<'a, T>) -> Self {
         let e = exponent.into_fuse_arg();
         let (p, fns) = match e {
             FuseArg::Scalar(v) => (
@@ -1127,14 +1358,13 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
             ),
             _ => (Params::default(), &T::float_fuse_table().POW),
         };
-        self.step(fns, Some(e), None, p)
+        Step::new(fns, Some(e), None, p)
     }
 
     /// [`Tensor::addcmul_`]: `self += value * tensor1 * tensor2`.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn addcmul_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
-        self.step(
+    #[inline]
+    pub fn addcmul_(tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
+        Step::new(
             &T::float_fuse_table().ADDCMUL,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
@@ -1146,10 +1376,9 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
     }
 
     /// [`Tensor::addcdiv_`]: `self += value * tensor1 / tensor2`.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn addcdiv_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
-        self.step(
+    #[inline]
+    pub fn addcdiv_(tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
+        Step::new(
             &T::float_fuse_table().ADDCDIV,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
@@ -1161,10 +1390,9 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
     }
 
     /// [`Tensor::addcmul1_`]: `self += tensor1 * tensor2`.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn addcmul1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
-        self.step(
+    #[inline]
+    pub fn addcmul1_(tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
+        Step::new(
             &T::float_fuse_table().ADDCMUL1,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
@@ -1173,10 +1401,9 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
     }
 
     /// [`Tensor::addcdiv1_`]: `self += tensor1 / tensor2`.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn addcdiv1_(self, tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
-        self.step(
+    #[inline]
+    pub fn addcdiv1_(tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
+        Step::new(
             &T::float_fuse_table().ADDCDIV1,
             Some(FuseArg::Ref(tensor1)),
             Some(FuseArg::Ref(tensor2)),
@@ -1185,9 +1412,8 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
     }
 
     /// [`Tensor::lerp_`]: toward `end` by a scalar or tensor `weight`.
-    #[cfg_attr(debug_assertions, inline)]
-    #[cfg_attr(not(debug_assertions), inline)]
-    pub fn lerp_(self, end: &'a Tensor<T>, weight: impl IntoFuseArg<'a, T>) -> Self {
+    #[inline]
+    pub fn lerp_(end: &'a Tensor<T>, weight: impl IntoFuseArg<'a, T>) -> Self {
         let w = weight.into_fuse_arg();
         let (p, b, fns) = match w {
             FuseArg::Scalar(v) => (
@@ -1202,7 +1428,7 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
             ),
             w => (Params::default(), Some(w), &T::float_fuse_table().LERP),
         };
-        self.step(fns, Some(FuseArg::Ref(end)), b, p)
+        Step::new(fns, Some(FuseArg::Ref(end)), b, p)
     }
 }
 
@@ -1246,28 +1472,118 @@ pub fn fused_root<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, f: Fusi
 /// The body of [`fused_root`].
 #[doc(hidden)]
 #[track_caller]
-pub fn fused_root_any<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, f: Fusion<'_, T>) {
-    if f.steps.is_empty() {
+pub fn fused_root_any<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, mut f: Fusion<'_, T>) {
+    if f.is_empty() {
         return;
     }
-    if fusable(&f, root)
-        && can_donate_root(root, state)
-        && !state.original_overlaps()
-        && fused_pass(root, &f)
-    {
+    let overlaps = state.original_overlaps();
+    if !overlaps && fusable(&f, root) && can_donate_root(root, state) && fused_pass(root, &f) {
         for s in f.steps() {
-            donated_root(s.fns.op, s.fns.func, root, state);
+            donated(s.fns.func, root);
+            state.bump();
         }
         return;
     }
-    // One by one; an operand the fusion owns is dropped after its step
-    // ran, as the unfused code drops its argument.
-    let Fusion {
-        steps, mut owned, ..
-    } = f;
-    for s in &steps {
-        s.run_root(root, state, &mut owned);
+    let steps = f.steps.get_mut();
+    if overlaps {
+        // Each step panics as the unfused code does (after the first ran).
+        for s in steps {
+            s.run_root(root, state);
+        }
+        return;
     }
+    // One by one, as generated code runs each op: `donated_root` is
+    // `check_overlap` (nothing to check here), `donated` and one
+    // generation bump (no fusible op is `resize_`). An operand the run owns
+    // is dropped after its step ran, as the unfused code drops its
+    // argument.
+    if can_donate_root(root, state) {
+        // The root's own buffer, for every step: an in-place elementwise op
+        // leaves its receiver's storage (and its handles) and layout as
+        // they were, and no operand holds the root's storage (it would
+        // count as a handle), so the test holds for each step.
+        let tracing = crate::trace::is_recording();
+        for s in steps {
+            (s.fns.inplace)(root, &s.args());
+            if tracing {
+                donated(s.fns.func, root);
+            } else {
+                // `donated` without a trace: the fresh identity only.
+                root.id = crate::tensor::fresh_id();
+            }
+            state.bump();
+            s.release();
+        }
+        return;
+    }
+    for s in steps {
+        if can_donate_root(root, state) {
+            (s.fns.inplace)(root, &s.args());
+            donated(s.fns.func, root);
+            state.bump();
+        } else {
+            let new = (s.fns.functional)(root, &s.args());
+            commit_root(s.fns.op, root, state, new);
+        }
+        s.release();
+    }
+}
+
+/// [`fused_root`] for a run given as the caller's array of steps (what
+/// generated code passes: nothing is allocated to record the run).
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// use funcz_runtime::rt::{Step, Tracked};
+/// let w = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+/// let mut y = Tensor::<f32>::from_vec(vec![-1.0, 0.0, 1.0], &[3]);
+/// let mut s = Tracked::root(&y);
+/// // y.mul_(2.0); y.add_(&w); y.relu_(); as one call:
+/// rt::fused_run(&mut y, &mut s, &mut [Step::mul_(2.0), Step::add_(&w), Step::relu_()]);
+/// assert_eq!(y.to_vec(), vec![0.0, 2.0, 5.0]);
+/// assert_eq!(y.version(), 3);
+/// ```
+#[track_caller]
+#[inline]
+pub fn fused_run<'a, T: Element>(
+    root: &mut Tensor<T>,
+    state: &mut Tracked,
+    steps: &'a mut [Step<'a, T>],
+) {
+    T::fused_root_impl(root, state, Fusion::run(steps))
+}
+
+/// [`fused_run`] with `kernel`, the run compiled as one function (the
+/// per-element formulas of `steps`, in order, through
+/// [`fuse_loop_wide`](super::fuse_loop_wide), which `#[functionalize]`
+/// writes for a run of three or more ops in optimized builds): the
+/// one-pass path runs it instead of one loop per step. It must compute
+/// exactly `steps` (its operands are the steps' in order, one parameter
+/// record per step), which is not checked.
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// use funcz_runtime::rt::{Step, Tracked, fuse_loop_wide, k};
+/// rt::set_min_fused(0);
+/// let w = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
+/// let mut y = Tensor::<f32>::from_vec(vec![-3.0, 1.0], &[2]);
+/// let mut s = Tracked::root(&y);
+/// rt::fused_run_kernel(&mut y, &mut s, &mut [Step::add_(&w), Step::relu_()], &|x, o, p| {
+///     fuse_loop_wide::<_, 1>(x, o, |v, [a0]| k::relu(k::add(v, a0, &p[0]), &p[1]))
+/// });
+/// assert_eq!(y.to_vec(), vec![0.0, 3.0]);
+/// ```
+#[track_caller]
+#[inline]
+pub fn fused_run_kernel<'a, T: Element>(
+    root: &mut Tensor<T>,
+    state: &mut Tracked,
+    steps: &'a mut [Step<'a, T>],
+    kernel: Kernel<'a, T>,
+) {
+    let mut f = Fusion::run(steps);
+    f.kernel = Some((None, kernel));
+    T::fused_root_impl(root, state, f)
 }
 
 /// [`fused_root`] for a fresh value with no tracked state (a temporary
@@ -1297,8 +1613,8 @@ pub fn fused_value<T: Element>(t: &mut Tensor<T>, f: Fusion<'_, T>) {
 /// The body of [`fused_value`].
 #[doc(hidden)]
 #[track_caller]
-pub fn fused_value_any<T: Element>(t: &mut Tensor<T>, f: Fusion<'_, T>) {
-    if f.steps.is_empty() {
+pub fn fused_value_any<T: Element>(t: &mut Tensor<T>, mut f: Fusion<'_, T>) {
+    if f.is_empty() {
         return;
     }
     if fusable(&f, t) && can_donate(t) && fused_pass(t, &f) {
@@ -1307,11 +1623,8 @@ pub fn fused_value_any<T: Element>(t: &mut Tensor<T>, f: Fusion<'_, T>) {
         }
         return;
     }
-    let Fusion {
-        steps, mut owned, ..
-    } = f;
-    for s in &steps {
-        s.run_value(t, &mut owned);
+    for s in f.steps.get_mut() {
+        s.run_value(t);
     }
 }
 
@@ -1411,7 +1724,7 @@ const BLOCKED_MIN_FUSED: usize = 1 << 22;
 #[inline]
 fn min_fused<T: Element>(f: &Fusion<'_, T>) -> usize {
     match MIN_FUSED.with(Cell::get) {
-        AUTO if f.kernel.is_some() && crate::ops::kernel::wide::avx2() => KERNEL_MIN_FUSED,
+        AUTO if f.kernel.is_some() && kernels_run() => KERNEL_MIN_FUSED,
         AUTO => BLOCKED_MIN_FUSED,
         m => m,
     }
@@ -1575,14 +1888,14 @@ fn fused_pass<T: Element>(root: &Tensor<T>, f: &Fusion<'_, T>) -> bool {
         return false;
     }
     let steps = f.steps();
-    let nsteps = f.steps.len();
+    let nsteps = f.len();
     // Classify every tensor operand first.
     let mut pats: Vec<[Option<Option<Pattern>>; 2]> = Vec::with_capacity(nsteps);
     let mut tensors: Vec<&Tensor<T>> = Vec::new();
     for s in steps.clone() {
         let mut pp = [None, None];
-        for (slot, arg) in [s.a, s.b].into_iter().enumerate() {
-            if let Val::Tensor(t) = arg.val(&f.owned) {
+        for (slot, arg) in [&s.a, &s.b].into_iter().enumerate() {
+            if let Val::Tensor(t) = arg.val() {
                 if t.same_storage(root) {
                     return false;
                 }
@@ -1629,8 +1942,8 @@ fn fused_pass<T: Element>(root: &Tensor<T>, f: &Fusion<'_, T>) -> bool {
     let mut srcs: Vec<[Src<'_, T>; 2]> = Vec::with_capacity(nsteps);
     for (s, pp) in steps.clone().zip(&pats) {
         let mut out = [Src::None, Src::None];
-        for (slot, arg) in [s.a, s.b].into_iter().enumerate() {
-            out[slot] = match (arg.val(&f.owned), pp[slot]) {
+        for (slot, arg) in [&s.a, &s.b].into_iter().enumerate() {
+            out[slot] = match (arg.val(), pp[slot]) {
                 (Val::None, _) => Src::None,
                 (Val::Scalar(v), _) => Src::Scalar(v),
                 (Val::Tensor(t), Some(None)) => Src::Scalar(data_of(t)[0]),

@@ -62,6 +62,71 @@ pub fn fuse_loop<T: Element, const N: usize>(
     chunks(x, o, &f)
 }
 
+/// [`fuse_loop`] as the kernels `#[functionalize]` writes use it: one copy
+/// of the loop, compiled with AVX2 on x86-64 (a fused pass runs a kernel
+/// only on a CPU with AVX2: see [`kernels_run`]; elsewhere the pass runs
+/// its steps' block loops), the baseline loop on other targets. Each
+/// kernel is code its user's crate compiles, once per fused run: one copy
+/// instead of [`fuse_loop`]'s two halves that cost (the 1,000-op chain's
+/// release build).
+///
+/// ```
+/// use funcz_runtime::rt::{FusedOperand, fuse_loop_wide, kernels_run};
+/// let mut x = vec![1.0f32, 2.0, 3.0];
+/// let w = [10.0f32, 20.0, 30.0];
+/// if kernels_run() {
+///     fuse_loop_wide::<f32, 1>(&mut x, &[FusedOperand::Slice(&w)], |v, [a]| v + a);
+///     assert_eq!(x, vec![11.0, 22.0, 33.0]);
+/// }
+/// ```
+#[inline(always)]
+#[track_caller]
+pub fn fuse_loop_wide<T: Element, const N: usize>(
+    x: &mut [T],
+    o: &[FusedOperand<'_, T>],
+    f: impl Fn(T, [T; N]) -> T,
+) {
+    assert_eq!(
+        o.len(),
+        N,
+        "funcz: internal: a fused kernel of {N} operands was given {}",
+        o.len()
+    );
+    check_operands(o, x.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        assert!(
+            kernels_run(),
+            "funcz: internal: a compiled fusion kernel run without AVX2"
+        );
+        // SAFETY: `kernels_run()` is true on x86-64 only if the running CPU
+        // supports AVX2 (`is_x86_feature_detected!`), the one requirement
+        // of the call.
+        unsafe { chunks_avx2(x, o, &f) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    chunks(x, o, &f)
+}
+
+/// Whether fused passes run compiled kernels ([`fuse_loop_wide`]): on
+/// x86-64 when the CPU has AVX2 (and `FUNCZ_NO_AVX2` is unset), always on
+/// other targets.
+///
+/// ```
+/// let _ = funcz_runtime::rt::kernels_run();
+/// ```
+#[inline]
+pub fn kernels_run() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::ops::kernel::wide::avx2()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        true
+    }
+}
+
 /// Panics unless every operand of a fused loop over `n` elements is a
 /// scalar or a slice of at least `n` (the loops slice them by chunk).
 pub(super) fn check_operands<T: Element>(o: &[FusedOperand<'_, T>], n: usize) {

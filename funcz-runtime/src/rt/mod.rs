@@ -46,10 +46,13 @@ pub use elements::{
 };
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use fuse::{
-    FloatFuseTable, FuseArg, FuseTable, Fusion, IntoFuseArg, fused_passes, fused_root,
-    fused_root_any, fused_value, fused_value_any, kernel_blocks, set_min_fused,
+    FloatFuseTable, FuseArg, FuseTable, Fusion, IntoFuseArg, Step, fused_passes, fused_root,
+    fused_root_any, fused_run, fused_run_kernel, fused_value, fused_value_any, kernel_blocks,
+    set_min_fused,
 };
-pub use fuse_kernel::{FusedOperand, FusedParams, Kernel, fuse_loop, k};
+pub use fuse_kernel::{
+    FusedOperand, FusedParams, Kernel, fuse_loop, fuse_loop_wide, k, kernels_run,
+};
 pub use fuse_multi::{MultiKernel, elems_fusable, fuse_loop_multi, fused_elems, multi_passes};
 pub use inputs::{
     InputKey, Owned, check_fresh, check_inputs_disjoint, check_temp, detach_all, identity, input,
