@@ -74,7 +74,12 @@ impl<T: Element> Deref for Window<T> {
 /// rt::window_done("copy_", "copy", &mut cache, &mut s, &mut w, Mode::Views);
 /// assert_eq!(cache.to_vec(), vec![0.0, 0.0, 1.0, 2.0, 0.0, 0.0]);
 /// ```
-#[inline(always)]
+// Inlined into the generated function in optimized builds (see the module
+// documentation); in debug builds (no optimizer to use it) one instance
+// per crate, called: inlined, each call site's IR held the whole match and
+// its moves of the 440-byte window.
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub fn window<T: Element>(
     root: &mut Tensor<T>,
     rstate: &mut Tracked,
