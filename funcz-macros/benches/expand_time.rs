@@ -22,6 +22,8 @@ mod inputs;
 mod lower;
 #[path = "../src/params.rs"]
 mod params;
+#[path = "../src/place_checks.rs"]
+mod place_checks;
 #[path = "../src/places.rs"]
 mod places;
 #[path = "../src/scope.rs"]

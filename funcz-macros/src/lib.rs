@@ -24,6 +24,7 @@ mod expand;
 mod inputs;
 mod lower;
 mod params;
+mod place_checks;
 mod places;
 mod scope;
 

@@ -28,6 +28,8 @@ use funcz_optable::{self as optable, OpKind};
 
 use crate::ctxt::Ctxt;
 
+pub(crate) use crate::place_checks::{field_reads, untracked_compounds};
+
 /// One tracked field place.
 #[derive(Clone, Debug)]
 pub(crate) struct Place {
@@ -74,7 +76,7 @@ pub(crate) fn place_key(e: &Expr) -> Option<(String, String)> {
     }
 }
 
-fn op_kind(name: &str) -> Option<OpKind> {
+pub(crate) fn op_kind(name: &str) -> Option<OpKind> {
     optable::lookup(name).map(|i| i.kind)
 }
 
@@ -98,16 +100,16 @@ fn next_link(mut e: &Expr) -> Option<*const syn::ExprMethodCall> {
 }
 
 /// The start of a receiver chain, as [`chain_start`] finds it.
-struct Start<'a> {
-    expr: &'a Expr,
+pub(crate) struct Start<'a> {
+    pub(crate) expr: &'a Expr,
     /// The chain takes a view of (or a reference to) its start.
-    saw_view: bool,
+    pub(crate) saw_view: bool,
     /// The start is indexed (`opt.m` of `opt.m[i].mul_(..)`): a list.
-    indexed: bool,
+    pub(crate) indexed: bool,
 }
 
 /// Peels the views and in-place ops of a receiver chain down to its start.
-fn chain_start(mut e: &Expr) -> Start<'_> {
+pub(crate) fn chain_start(mut e: &Expr) -> Start<'_> {
     let mut saw_view = false;
     let mut indexed = false;
     loop {
@@ -153,7 +155,7 @@ fn chain_start(mut e: &Expr) -> Start<'_> {
 /// The lists a `for` loop's pattern binds elements of: `(name, list)` for
 /// `for m in s.m.iter()`, `for (p, m) in ps.iter().zip(s.m.iter_mut())`,
 /// `for (i, m) in s.m.iter().enumerate()`, `for m in &s.m`.
-fn loop_elements<'a>(pat: &'a syn::Pat, e: &'a Expr, out: &mut Vec<(String, &'a Expr)>) {
+pub(crate) fn loop_elements<'a>(pat: &'a syn::Pat, e: &'a Expr, out: &mut Vec<(String, &'a Expr)>) {
     let pat = match pat {
         syn::Pat::Type(pt) => &*pt.pat,
         p => p,
@@ -191,7 +193,7 @@ fn loop_elements<'a>(pat: &'a syn::Pat, e: &'a Expr, out: &mut Vec<(String, &'a 
     }
 }
 
-fn single_ident(e: &Expr) -> Option<String> {
+pub(crate) fn single_ident(e: &Expr) -> Option<String> {
     match e {
         Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
             Some(p.path.segments[0].ident.to_string())
@@ -367,7 +369,7 @@ pub(crate) fn find(
     // updates an element of that list (`s.m[i].mul_(..)`), or the list is
     // used so: a list of numbers is indexed and compound-assigned too.
     // The compound-assigned fields that do not count are checked not to be
-    // tensors at compile time (`untracked_compounds`).
+    // tensors at compile time (`place_checks::untracked_compounds`).
     let updated_lists: HashSet<String> = scan
         .mutated
         .iter()
@@ -470,24 +472,8 @@ pub(crate) fn find(
     (out, params)
 }
 
-/// Visits a `let`'s initializer before its pattern, as it runs: in `let s
-/// = B { v: s.w.clone() };` the `s.w` is the parameter's, the `s` after it
-/// another value. The entry checks name fields on the parameters, so the
-/// scans that find them stop at a base's first new binding (a field of
-/// the new value may not exist on the parameter's type: E0609 at the
-/// user's line for code the original compiles).
-fn bind_after_init<'ast, V: Visit<'ast>>(v: &mut V, l: &'ast syn::Local) {
-    if let Some(init) = &l.init {
-        v.visit_expr(&init.expr);
-        if let Some((_, diverge)) = &init.diverge {
-            v.visit_expr(diverge);
-        }
-    }
-    v.visit_pat(&l.pat);
-}
-
 /// `+=`, `-=`, `*=` or `/=`: what a tensor's compound assignment is.
-fn compound_op(op: &syn::BinOp) -> bool {
+pub(crate) fn compound_op(op: &syn::BinOp) -> bool {
     matches!(
         op,
         syn::BinOp::AddAssign(_)
@@ -498,7 +484,7 @@ fn compound_op(op: &syn::BinOp) -> bool {
 }
 
 /// `e` inside any parentheses.
-fn strip_parens(mut e: &Expr) -> &Expr {
+pub(crate) fn strip_parens(mut e: &Expr) -> &Expr {
     while let Expr::Paren(syn::ExprParen { expr, .. }) | Expr::Group(syn::ExprGroup { expr, .. }) =
         e
     {
@@ -601,166 +587,6 @@ fn number_method(name: &str, args: usize) -> bool {
         2 => TERNARY.contains(&name),
         _ => false,
     }
-}
-
-/// The fields of `bases` that the body compound-assigns (`st.n += 1.0`,
-/// `st.counts[i] -= 1.0`, `*c += 1.0` in `for c in st.counts.iter_mut()`)
-/// and that are not `places`: the body does not
-/// use them as only a tensor is used (see [`find`]), so they are left as
-/// written, and the entry checks at compile time that none is a tensor
-/// (`rt::CompoundProbe`; a tensor's update would be left out of the
-/// functional graph).
-///
-/// Input: `st.n += 1.0; x.add_(st.n.max(1.0));` with `st` a parameter.
-/// Output: `[(st.n, <the span of st.n in `st.n += 1.0`>)]`.
-pub(crate) fn untracked_compounds(
-    block: &Block,
-    bases: &HashSet<String>,
-    places: &[Place],
-) -> Vec<(Expr, proc_macro2::Span)> {
-    struct Scan<'a> {
-        bases: &'a HashSet<String>,
-        places: &'a [Place],
-        /// Loop variables over a field's elements and references to one
-        /// (`for c in st.counts.iter_mut()`, `let e = &mut st.counts[0]`),
-        /// with the field.
-        elements: Vec<(String, Expr)>,
-        /// Bases bound again so far (see [`bind_after_init`]).
-        rebound: HashSet<String>,
-        out: Vec<(String, Expr, proc_macro2::Span)>,
-    }
-    impl<'ast> Visit<'ast> for Scan<'_> {
-        fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
-            let mut found = Vec::new();
-            loop_elements(&f.pat, &f.expr, &mut found);
-            for (name, list) in found {
-                self.elements.push((name, list.clone()));
-            }
-            visit::visit_expr_for_loop(self, f);
-        }
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            if let (syn::Pat::Ident(pi), Some(init)) = (&l.pat, &l.init) {
-                let start = chain_start(&init.expr);
-                if start.indexed {
-                    self.elements
-                        .push((pi.ident.to_string(), start.expr.clone()));
-                }
-            }
-            bind_after_init(self, l);
-        }
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.rebound.insert(p.ident.to_string());
-            visit::visit_pat_ident(self, p);
-        }
-        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            if compound_op(&b.op) {
-                let start = chain_start(&b.left);
-                // `*c += 1.0` of a loop variable: the field it iterates.
-                let start = match single_ident(start.expr)
-                    .and_then(|n| self.elements.iter().rev().find(|(name, _)| *name == n))
-                {
-                    Some((_, list)) => list.clone(),
-                    None => start.expr.clone(),
-                };
-                if let Some((base, key)) = place_key(&start)
-                    && self.bases.contains(&base)
-                    && !self.rebound.contains(&base)
-                    && !self.places.iter().any(|p| {
-                        p.key == key
-                            || key.starts_with(&format!("{}.", p.key))
-                            || p.key.starts_with(&format!("{key}."))
-                    })
-                    && !self.out.iter().any(|(k, _, _)| *k == key)
-                {
-                    // The error points at the assignment.
-                    let span = syn::spanned::Spanned::span(&b.left);
-                    self.out.push((key, start, span));
-                }
-            }
-            visit::visit_expr_binary(self, b);
-        }
-        fn visit_item(&mut self, _i: &'ast syn::Item) {}
-    }
-    let mut scan = Scan {
-        bases,
-        places,
-        elements: Vec::new(),
-        rebound: HashSet::new(),
-        out: Vec::new(),
-    };
-    scan.visit_block(block);
-    scan.out.into_iter().map(|(_, e, s)| (e, s)).collect()
-}
-
-/// The fields of `bases` (struct parameters and `self`) that the body uses
-/// as tensors without tracking them: the receivers' starts of op-table
-/// methods (`cfg.w.add(..)`, `cfg.ws[0].sum()`) and operands taken by
-/// reference (`&cfg.w`), other than `places`. The entry checks them against
-/// the inputs the body mutates (`rt::check_readers_disjoint`).
-///
-/// Input: `x.add_(1.0); cfg.w.sum()` with `cfg` a struct parameter.
-/// Output: `[("cfg.w", cfg.w)]`.
-pub(crate) fn field_reads(
-    block: &Block,
-    bases: &HashSet<String>,
-    places: &[Place],
-) -> Vec<(String, Expr)> {
-    struct Scan<'a> {
-        bases: &'a HashSet<String>,
-        places: &'a [Place],
-        /// Bases bound again so far (see [`bind_after_init`]).
-        rebound: HashSet<String>,
-        out: Vec<(String, Expr)>,
-    }
-    impl Scan<'_> {
-        fn note(&mut self, e: &Expr) {
-            if let Some((base, key)) = place_key(e)
-                && self.bases.contains(&base)
-                && !self.rebound.contains(&base)
-                && !self.places.iter().any(|p| {
-                    p.key == key
-                        || key.starts_with(&format!("{}.", p.key))
-                        || p.key.starts_with(&format!("{key}."))
-                })
-                && !self.out.iter().any(|(k, _)| *k == key)
-            {
-                self.out.push((key, e.clone()));
-            }
-        }
-    }
-    impl<'ast> Visit<'ast> for Scan<'_> {
-        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            if op_kind(&m.method.to_string()).is_some() {
-                let start = chain_start(&m.receiver);
-                self.note(start.expr);
-            }
-            visit::visit_expr_method_call(self, m);
-        }
-        fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
-            let mut e = &*r.expr;
-            if let Expr::Index(ix) = e {
-                e = &ix.expr;
-            }
-            self.note(e);
-            visit::visit_expr_reference(self, r);
-        }
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            bind_after_init(self, l);
-        }
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.rebound.insert(p.ident.to_string());
-            visit::visit_pat_ident(self, p);
-        }
-        fn visit_item(&mut self, _i: &'ast syn::Item) {}
-    }
-    let mut scan = Scan {
-        bases,
-        places,
-        rebound: HashSet::new(),
-        out: Vec::new(),
-    };
-    scan.visit_block(block);
-    scan.out
 }
 
 /// Refuses every use of a struct that holds a tracked place other than
