@@ -5,6 +5,8 @@
 //! 1. `attr`: the options (`remove = ..`, an enum);
 //! 2. `params`, `places`, `inputs`: what the parameters are (tensors,
 //!    collections, field places such as `self.cache`), declared as bindings;
+//!    `place_checks`: the entry checks on fields that are not places (read
+//!    as tensors, or compound-assigned without being proven tensors);
 //! 3. `analysis`: a read-only walk of the body (`syn::visit::Visit`) that
 //!    computes the facts: which roots are mutated or re-laid-out, and how
 //!    often;
