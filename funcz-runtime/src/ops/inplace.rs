@@ -87,7 +87,7 @@ pub(crate) fn check_broadcast_to(op: &str, shape: &[usize], srcs: &[&[usize]]) {
 /// output (as for the handle the public op returns) without making a
 /// handle (an `Arc` increment and a layout copy) that the fused runs'
 /// op table would only drop.
-struct Same<'a, T: Element>(&'a Tensor<T>);
+pub(crate) struct Same<'a, T: Element>(pub(crate) &'a Tensor<T>);
 
 impl<T: Element> trace::Outputs for Same<'_, T> {
     fn output_ids(&self) -> Vec<crate::tensor::TensorId> {
@@ -680,6 +680,15 @@ impl<T: FloatElement> Tensor<T> {
     /// Returns `self`.
     #[track_caller]
     pub fn lerp_(&self, end: &Tensor<T>, weight: impl Operand<T>) -> Tensor<T> {
+        self.lerp_in_place(end, weight);
+        self.handle()
+    }
+
+    /// [`lerp_`](Tensor::lerp_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn lerp_in_place(&self, end: &Tensor<T>, weight: impl Operand<T>) {
         let w = weight.operand();
         check_inplace(
             "lerp_",
@@ -700,9 +709,9 @@ impl<T: FloatElement> Tensor<T> {
                         inplace_ternary("lerp_", self, OperandRef::Tensor(end), w, lerp_k)
                     }
                 }
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 }
 

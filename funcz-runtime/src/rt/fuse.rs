@@ -272,7 +272,7 @@ impl<T: Element> Ops<T> {
     const ADD_SCALED: OpFns<T> = OpFns {
         op: "add_scaled_",
         func: "add_scaled",
-        inplace: |t, s| drop(with_op!(s.a(), |o| t.add_scaled_(o, s.p().s0))),
+        inplace: |t, s| with_op!(s.a(), |o| t.add_scaled_in_place(o, s.p().s0)),
         functional: |t, s| with_op!(s.a(), |o| t.add_scaled(o, s.p().s0)),
         block: Some(fused::add_scaled::<T>),
     };
@@ -280,7 +280,7 @@ impl<T: Element> Ops<T> {
     const SUB_SCALED: OpFns<T> = OpFns {
         op: "sub_scaled_",
         func: "sub_scaled",
-        inplace: |t, s| drop(with_op!(s.a(), |o| t.sub_scaled_(o, s.p().s0))),
+        inplace: |t, s| with_op!(s.a(), |o| t.sub_scaled_in_place(o, s.p().s0)),
         functional: |t, s| with_op!(s.a(), |o| t.sub_scaled(o, s.p().s0)),
         block: Some(fused::sub_scaled::<T>),
     };
@@ -312,7 +312,7 @@ impl<T: Element> Ops<T> {
     const SIGN: OpFns<T> = OpFns {
         op: "sign_",
         func: "sign",
-        inplace: |t, _| drop(t.sign_()),
+        inplace: |t, _| t.sign_in_place(),
         functional: |t, _| t.sign(),
         block: Some(fused::sign::<T>),
     };
@@ -350,7 +350,7 @@ impl<T: Element> Ops<T> {
     const CLAMP_MIN: OpFns<T> = OpFns {
         op: "clamp_min_",
         func: "clamp_min",
-        inplace: |t, s| drop(t.clamp_min_(s.p().s0)),
+        inplace: |t, s| t.clamp_min_in_place(s.p().s0),
         functional: |t, s| t.clamp_min(s.p().s0),
         block: Some(fused::clamp_min::<T>),
     };
@@ -358,7 +358,7 @@ impl<T: Element> Ops<T> {
     const CLAMP_MAX: OpFns<T> = OpFns {
         op: "clamp_max_",
         func: "clamp_max",
-        inplace: |t, s| drop(t.clamp_max_(s.p().s0)),
+        inplace: |t, s| t.clamp_max_in_place(s.p().s0),
         functional: |t, s| t.clamp_max(s.p().s0),
         block: Some(fused::clamp_max::<T>),
     };
@@ -368,7 +368,7 @@ impl<T: FloatElement> Ops<T> {
     const HARDTANH: OpFns<T> = OpFns {
         op: "hardtanh_",
         func: "hardtanh",
-        inplace: |t, s| drop(t.hardtanh_(s.p().s0, s.p().s1)),
+        inplace: |t, s| t.hardtanh_in_place(s.p().s0, s.p().s1),
         functional: |t, s| t.hardtanh(s.p().s0, s.p().s1),
         block: Some(fused::hardtanh::<T>),
     };
@@ -518,7 +518,7 @@ impl<T: FloatElement> Ops<T> {
     const LERP: OpFns<T> = OpFns {
         op: "lerp_",
         func: "lerp",
-        inplace: |t, s| drop(with_op!(s.b(), |w| t.lerp_(s.at(), w))),
+        inplace: |t, s| with_op!(s.b(), |w| t.lerp_in_place(s.at(), w)),
         functional: |t, s| with_op!(s.b(), |w| t.lerp(s.at(), w)),
         block: Some(fused::lerp::<T>),
     };
