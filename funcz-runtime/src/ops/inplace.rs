@@ -82,6 +82,22 @@ pub(crate) fn check_broadcast_to(op: &str, shape: &[usize], srcs: &[&[usize]]) {
     }
 }
 
+/// What an in-place op's traced closure returns: the receiver itself, so
+/// that the trace records the receiver's identity and metadata as the op's
+/// output (as for the handle the public op returns) without making a
+/// handle (an `Arc` increment and a layout copy) that the fused runs'
+/// op table would only drop.
+pub(crate) struct Same<'a, T: Element>(pub(crate) &'a Tensor<T>);
+
+impl<T: Element> trace::Outputs for Same<'_, T> {
+    fn output_ids(&self) -> Vec<crate::tensor::TensorId> {
+        trace::Outputs::output_ids(self.0)
+    }
+    fn output_metas(&self) -> Vec<crate::trace::TensorMeta> {
+        trace::Outputs::output_metas(self.0)
+    }
+}
+
 fn record2<'a, T: Element>(
     a: &'a Tensor<T>,
     b: &'a OperandRef<'_, T>,
@@ -103,66 +119,120 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn add_(&self, other: impl Operand<T>) -> Tensor<T> {
+        self.add_in_place(other);
+        self.handle()
+    }
+
+    /// [`add_`](Tensor::add_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn add_in_place(&self, other: impl Operand<T>) {
         let other = other.operand();
         check_inplace("add_", self, &[("other", other)]);
         trace::op("add_", record2(self, &other), || {
             inplace_binary("add_", self, other, |x, y| x + y);
-            self.handle()
-        })
+            Same(self)
+        });
     }
 
     /// In-place `self -= other` (aten `sub_`). Returns `self`.
     #[track_caller]
     pub fn sub_(&self, other: impl Operand<T>) -> Tensor<T> {
+        self.sub_in_place(other);
+        self.handle()
+    }
+
+    /// [`sub_`](Tensor::sub_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn sub_in_place(&self, other: impl Operand<T>) {
         let other = other.operand();
         check_inplace("sub_", self, &[("other", other)]);
         trace::op("sub_", record2(self, &other), || {
             inplace_binary("sub_", self, other, |x, y| x - y);
-            self.handle()
-        })
+            Same(self)
+        });
     }
 
     /// In-place `self *= other` (aten `mul_`). Returns `self`.
     #[track_caller]
     pub fn mul_(&self, other: impl Operand<T>) -> Tensor<T> {
+        self.mul_in_place(other);
+        self.handle()
+    }
+
+    /// [`mul_`](Tensor::mul_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn mul_in_place(&self, other: impl Operand<T>) {
         let other = other.operand();
         check_inplace("mul_", self, &[("other", other)]);
         trace::op("mul_", record2(self, &other), || {
             inplace_binary("mul_", self, other, |x, y| x * y);
-            self.handle()
-        })
+            Same(self)
+        });
     }
 
     /// In-place `self /= other` (aten `div_`); integers truncate and panic
     /// on a zero divisor (before anything is written). Returns `self`.
     #[track_caller]
     pub fn div_(&self, other: impl Operand<T>) -> Tensor<T> {
+        self.div_in_place(other);
+        self.handle()
+    }
+
+    /// [`div_`](Tensor::div_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn div_in_place(&self, other: impl Operand<T>) {
         let other = other.operand();
         check_inplace("div_", self, &[("other", other)]);
         check_int_divisor("div_", self.shape(), &other);
         trace::op("div_", record2(self, &other), || {
             inplace_binary("div_", self, other, |x, y| x / y);
-            self.handle()
-        })
+            Same(self)
+        });
     }
 
     /// In-place negation (aten `neg_`). Returns `self`.
     #[track_caller]
     pub fn neg_(&self) -> Tensor<T> {
+        self.neg_in_place();
+        self.handle()
+    }
+
+    /// [`neg_`](Tensor::neg_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn neg_in_place(&self) {
         check_inplace("neg_", self, &[]);
         trace::op(
             "neg_",
             || vec![self.to_arg()],
             || {
                 inplace_unary_wide("neg_", self, |x| -x);
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// In-place absolute value (aten `abs_`). Returns `self`.
     #[track_caller]
     pub fn abs_(&self) -> Tensor<T> {
+        self.abs_in_place();
+        self.handle()
+    }
+
+    /// [`abs_`](Tensor::abs_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn abs_in_place(&self) {
         check_inplace("abs_", self, &[]);
         trace::op(
             "abs_",
@@ -175,14 +245,23 @@ impl<T: Element> Tensor<T> {
                 } else {
                     inplace_unary("abs_", self, |x| x.abs());
                 }
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// In-place `max(self, 0)` (aten `relu_`). Returns `self`.
     #[track_caller]
     pub fn relu_(&self) -> Tensor<T> {
+        self.relu_in_place();
+        self.handle()
+    }
+
+    /// [`relu_`](Tensor::relu_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn relu_in_place(&self) {
         check_inplace("relu_", self, &[]);
         trace::op(
             "relu_",
@@ -190,14 +269,23 @@ impl<T: Element> Tensor<T> {
             || {
                 let (lo, hi) = relu_bounds();
                 inplace_unary_wide("relu_", self, move |x| clamp2_k(x, lo, hi));
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// In-place [`clamp`](Tensor::clamp) (aten `clamp_`). Returns `self`.
     #[track_caller]
     pub fn clamp_(&self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) -> Tensor<T> {
+        self.clamp_in_place(min, max);
+        self.handle()
+    }
+
+    /// [`clamp_`](Tensor::clamp_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn clamp_in_place(&self, min: impl Into<Option<T>>, max: impl Into<Option<T>>) {
         let (min, max) = (min.into(), max.into());
         check_clamp_bounds("clamp_", min, max);
         check_inplace("clamp_", self, &[]);
@@ -211,15 +299,24 @@ impl<T: Element> Tensor<T> {
                     }
                     Err(c) => inplace_unary_wide("clamp_", self, move |_| c),
                 }
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// In-place `self += value * t1 * t2` (aten `addcmul_`); the broadcast
     /// shape of all three must be `self`'s shape. Returns `self`.
     #[track_caller]
     pub fn addcmul_(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Tensor<T> {
+        self.addcmul_in_place(t1, t2, value);
+        self.handle()
+    }
+
+    /// [`addcmul_`](Tensor::addcmul_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn addcmul_in_place(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) {
         check_inplace(
             "addcmul_",
             self,
@@ -239,9 +336,9 @@ impl<T: Element> Tensor<T> {
                     OperandRef::Tensor(t2),
                     move |x, a, b| x + value * a * b,
                 );
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// Sets every element to `value` (aten `fill_`). Returns `self`.
@@ -254,29 +351,47 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn fill_(&self, value: T) -> Tensor<T> {
+        self.fill_in_place(value);
+        self.handle()
+    }
+
+    /// [`fill_`](Tensor::fill_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn fill_in_place(&self, value: T) {
         check_inplace("fill_", self, &[]);
         trace::op(
             "fill_",
             || vec![self.to_arg(), scalar_arg(value)],
             || {
                 inplace_unary_wide("fill_", self, move |_| value);
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// Sets every element to zero (aten `zero_`). Returns `self`.
     #[track_caller]
     pub fn zero_(&self) -> Tensor<T> {
+        self.zero_in_place();
+        self.handle()
+    }
+
+    /// [`zero_`](Tensor::zero_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn zero_in_place(&self) {
         check_inplace("zero_", self, &[]);
         trace::op(
             "zero_",
             || vec![self.to_arg()],
             || {
                 inplace_unary_wide("zero_", self, |_| T::zero());
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// A fresh tensor of `self`'s shape filled with `value` (aten `fill`,
@@ -390,6 +505,15 @@ impl<T: FloatElement> Tensor<T> {
     /// In-place `self ^= exponent` (aten `pow_`). Returns `self`.
     #[track_caller]
     pub fn pow_(&self, exponent: impl Operand<T>) -> Tensor<T> {
+        self.pow_in_place(exponent);
+        self.handle()
+    }
+
+    /// [`pow_`](Tensor::pow_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn pow_in_place(&self, exponent: impl Operand<T>) {
         let e = exponent.operand();
         check_inplace("pow_", self, &[("exponent", e)]);
         trace::op("pow_", record2(self, &e), || {
@@ -397,83 +521,137 @@ impl<T: FloatElement> Tensor<T> {
                 OperandRef::Scalar(s) => inplace_unary("pow_", self, pow_scalar_k(s)),
                 OperandRef::Tensor(_) => inplace_binary("pow_", self, e, |x, y| x.powf(y)),
             }
-            self.handle()
-        })
+            Same(self)
+        });
     }
 
     /// In-place `e^self` (aten `exp_`). Returns `self`.
     #[track_caller]
     pub fn exp_(&self) -> Tensor<T> {
+        self.exp_in_place();
+        self.handle()
+    }
+
+    /// [`exp_`](Tensor::exp_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn exp_in_place(&self) {
         check_inplace("exp_", self, &[]);
         trace::op(
             "exp_",
             || vec![self.to_arg()],
             || {
                 inplace_unary("exp_", self, |x| x.exp());
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// In-place natural logarithm (aten `log_`). Returns `self`.
     #[track_caller]
     pub fn log_(&self) -> Tensor<T> {
+        self.log_in_place();
+        self.handle()
+    }
+
+    /// [`log_`](Tensor::log_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn log_in_place(&self) {
         check_inplace("log_", self, &[]);
         trace::op(
             "log_",
             || vec![self.to_arg()],
             || {
                 inplace_unary("log_", self, |x| x.ln());
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// In-place square root (aten `sqrt_`). Returns `self`.
     #[track_caller]
     pub fn sqrt_(&self) -> Tensor<T> {
+        self.sqrt_in_place();
+        self.handle()
+    }
+
+    /// [`sqrt_`](Tensor::sqrt_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn sqrt_in_place(&self) {
         check_inplace("sqrt_", self, &[]);
         trace::op(
             "sqrt_",
             || vec![self.to_arg()],
             || {
                 inplace_unary_wide("sqrt_", self, |x| x.sqrt());
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// In-place sigmoid (aten `sigmoid_`). Returns `self`.
     #[track_caller]
     pub fn sigmoid_(&self) -> Tensor<T> {
+        self.sigmoid_in_place();
+        self.handle()
+    }
+
+    /// [`sigmoid_`](Tensor::sigmoid_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn sigmoid_in_place(&self) {
         check_inplace("sigmoid_", self, &[]);
         trace::op(
             "sigmoid_",
             || vec![self.to_arg()],
             || {
                 inplace_unary("sigmoid_", self, sigmoid_k);
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// In-place hyperbolic tangent (aten `tanh_`). Returns `self`.
     #[track_caller]
     pub fn tanh_(&self) -> Tensor<T> {
+        self.tanh_in_place();
+        self.handle()
+    }
+
+    /// [`tanh_`](Tensor::tanh_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn tanh_in_place(&self) {
         check_inplace("tanh_", self, &[]);
         trace::op(
             "tanh_",
             || vec![self.to_arg()],
             || {
                 inplace_unary("tanh_", self, |x| x.tanh());
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// In-place `self += value * t1 / t2` (aten `addcdiv_`). Returns `self`.
     #[track_caller]
     pub fn addcdiv_(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Tensor<T> {
+        self.addcdiv_in_place(t1, t2, value);
+        self.handle()
+    }
+
+    /// [`addcdiv_`](Tensor::addcdiv_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn addcdiv_in_place(&self, t1: &Tensor<T>, t2: &Tensor<T>, value: T) {
         check_inplace(
             "addcdiv_",
             self,
@@ -493,15 +671,24 @@ impl<T: FloatElement> Tensor<T> {
                     OperandRef::Tensor(t2),
                     move |x, a, b| x + value * a / b,
                 );
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// In-place [`lerp`](Tensor::lerp) toward `end` (aten `lerp_`).
     /// Returns `self`.
     #[track_caller]
     pub fn lerp_(&self, end: &Tensor<T>, weight: impl Operand<T>) -> Tensor<T> {
+        self.lerp_in_place(end, weight);
+        self.handle()
+    }
+
+    /// [`lerp_`](Tensor::lerp_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn lerp_in_place(&self, end: &Tensor<T>, weight: impl Operand<T>) {
         let w = weight.operand();
         check_inplace(
             "lerp_",
@@ -522,9 +709,9 @@ impl<T: FloatElement> Tensor<T> {
                         inplace_ternary("lerp_", self, OperandRef::Tensor(end), w, lerp_k)
                     }
                 }
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 }
 

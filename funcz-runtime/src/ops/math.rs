@@ -13,6 +13,7 @@ use crate::element::{Element, FloatElement};
 use crate::tensor::Tensor;
 use crate::trace::{self, Arg, ToArg};
 
+use super::inplace::Same;
 use super::kernel::{
     binary, check_broadcast_into, check_writable, inplace_binary, inplace_unary, ternary_values,
     unary, write_values,
@@ -369,6 +370,15 @@ impl<T: FloatElement> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn hardtanh_(&self, min_val: T, max_val: T) -> Tensor<T> {
+        self.hardtanh_in_place(min_val, max_val);
+        self.handle()
+    }
+
+    /// [`hardtanh_`](Tensor::hardtanh_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn hardtanh_in_place(&self, min_val: T, max_val: T) {
         check_writable("hardtanh_", &self.layout);
         trace::op(
             "hardtanh_",
@@ -377,9 +387,9 @@ impl<T: FloatElement> Tensor<T> {
                 inplace_unary("hardtanh_", self, |x| {
                     clamp_max_k(clamp_min_k(x, min_val), max_val)
                 });
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// `self + t1 * t2` (aten `addcmul` with PyTorch's default
@@ -567,6 +577,15 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn add_scaled_(&self, other: impl Operand<T>, alpha: T) -> Tensor<T> {
+        self.add_scaled_in_place(other, alpha);
+        self.handle()
+    }
+
+    /// [`add_scaled_`](Tensor::add_scaled_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn add_scaled_in_place(&self, other: impl Operand<T>, alpha: T) {
         let other = other.operand();
         inplace_check("add_", self, &other);
         trace::op(
@@ -574,9 +593,9 @@ impl<T: Element> Tensor<T> {
             || vec![self.to_arg(), other.to_arg(), scalar_arg(alpha)],
             || {
                 inplace_binary("add_", self, other, |x, y| x + alpha * y);
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// `self - alpha * other`, broadcasting (aten `sub(self, other,
@@ -609,6 +628,15 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn sub_scaled_(&self, other: impl Operand<T>, alpha: T) -> Tensor<T> {
+        self.sub_scaled_in_place(other, alpha);
+        self.handle()
+    }
+
+    /// [`sub_scaled_`](Tensor::sub_scaled_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn sub_scaled_in_place(&self, other: impl Operand<T>, alpha: T) {
         let other = other.operand();
         inplace_check("sub_", self, &other);
         trace::op(
@@ -616,9 +644,9 @@ impl<T: Element> Tensor<T> {
             || vec![self.to_arg(), other.to_arg(), scalar_arg(alpha)],
             || {
                 inplace_binary("sub_", self, other, |x, y| x - alpha * y);
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// `max(x, min)` elementwise (aten `clamp_min`); a NaN element or
@@ -649,15 +677,24 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn clamp_min_(&self, min: T) -> Tensor<T> {
+        self.clamp_min_in_place(min);
+        self.handle()
+    }
+
+    /// [`clamp_min_`](Tensor::clamp_min_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn clamp_min_in_place(&self, min: T) {
         check_writable("clamp_min_", &self.layout);
         trace::op(
             "clamp_min_",
             || vec![self.to_arg(), scalar_arg(min)],
             || {
                 inplace_unary("clamp_min_", self, |x| clamp_min_k(x, min));
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// `min(x, max)` elementwise (aten `clamp_max`); NaN propagates.
@@ -687,15 +724,24 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn clamp_max_(&self, max: T) -> Tensor<T> {
+        self.clamp_max_in_place(max);
+        self.handle()
+    }
+
+    /// [`clamp_max_`](Tensor::clamp_max_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn clamp_max_in_place(&self, max: T) {
         check_writable("clamp_max_", &self.layout);
         trace::op(
             "clamp_max_",
             || vec![self.to_arg(), scalar_arg(max)],
             || {
                 inplace_unary("clamp_max_", self, |x| clamp_max_k(x, max));
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// `-1`, `0` or `1` by the sign of each element (aten `sign`); NaN
@@ -721,11 +767,20 @@ impl<T: Element> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn sign_(&self) -> Tensor<T> {
+        self.sign_in_place();
+        self.handle()
+    }
+
+    /// [`sign_`](Tensor::sign_) without its returned handle (what a fused
+    /// run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn sign_in_place(&self) {
         check_writable("sign_", &self.layout);
         trace::op("sign_", one_arg(self), || {
             inplace_unary("sign_", self, sign_k);
-            self.handle()
-        })
+            Same(self)
+        });
     }
 
     /// Elementwise maximum of two tensors, broadcasting (aten `maximum`);

@@ -240,7 +240,7 @@ impl<T: Element> Ops<T> {
     const ADD: OpFns<T> = OpFns {
         op: "add_",
         func: "add",
-        inplace: |t, s| drop(with_op!(s.a(), |o| t.add_(o))),
+        inplace: |t, s| with_op!(s.a(), |o| t.add_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.add(o)),
         block: Some(fused::add::<T>),
     };
@@ -248,7 +248,7 @@ impl<T: Element> Ops<T> {
     const SUB: OpFns<T> = OpFns {
         op: "sub_",
         func: "sub",
-        inplace: |t, s| drop(with_op!(s.a(), |o| t.sub_(o))),
+        inplace: |t, s| with_op!(s.a(), |o| t.sub_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.sub(o)),
         block: Some(fused::sub::<T>),
     };
@@ -256,7 +256,7 @@ impl<T: Element> Ops<T> {
     const MUL: OpFns<T> = OpFns {
         op: "mul_",
         func: "mul",
-        inplace: |t, s| drop(with_op!(s.a(), |o| t.mul_(o))),
+        inplace: |t, s| with_op!(s.a(), |o| t.mul_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.mul(o)),
         block: Some(fused::mul::<T>),
     };
@@ -264,7 +264,7 @@ impl<T: Element> Ops<T> {
     const DIV: OpFns<T> = OpFns {
         op: "div_",
         func: "div",
-        inplace: |t, s| drop(with_op!(s.a(), |o| t.div_(o))),
+        inplace: |t, s| with_op!(s.a(), |o| t.div_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.div(o)),
         block: Some(fused::div::<T>),
     };
@@ -272,7 +272,7 @@ impl<T: Element> Ops<T> {
     const ADD_SCALED: OpFns<T> = OpFns {
         op: "add_scaled_",
         func: "add_scaled",
-        inplace: |t, s| drop(with_op!(s.a(), |o| t.add_scaled_(o, s.p().s0))),
+        inplace: |t, s| with_op!(s.a(), |o| t.add_scaled_in_place(o, s.p().s0)),
         functional: |t, s| with_op!(s.a(), |o| t.add_scaled(o, s.p().s0)),
         block: Some(fused::add_scaled::<T>),
     };
@@ -280,7 +280,7 @@ impl<T: Element> Ops<T> {
     const SUB_SCALED: OpFns<T> = OpFns {
         op: "sub_scaled_",
         func: "sub_scaled",
-        inplace: |t, s| drop(with_op!(s.a(), |o| t.sub_scaled_(o, s.p().s0))),
+        inplace: |t, s| with_op!(s.a(), |o| t.sub_scaled_in_place(o, s.p().s0)),
         functional: |t, s| with_op!(s.a(), |o| t.sub_scaled(o, s.p().s0)),
         block: Some(fused::sub_scaled::<T>),
     };
@@ -288,7 +288,7 @@ impl<T: Element> Ops<T> {
     const NEG: OpFns<T> = OpFns {
         op: "neg_",
         func: "neg",
-        inplace: |t, _| drop(t.neg_()),
+        inplace: |t, _| t.neg_in_place(),
         functional: |t, _| t.neg(),
         block: Some(fused::neg::<T>),
     };
@@ -296,7 +296,7 @@ impl<T: Element> Ops<T> {
     const ABS: OpFns<T> = OpFns {
         op: "abs_",
         func: "abs",
-        inplace: |t, _| drop(t.abs_()),
+        inplace: |t, _| t.abs_in_place(),
         functional: |t, _| t.abs(),
         block: Some(fused::abs::<T>),
     };
@@ -304,7 +304,7 @@ impl<T: Element> Ops<T> {
     const RELU: OpFns<T> = OpFns {
         op: "relu_",
         func: "relu",
-        inplace: |t, _| drop(t.relu_()),
+        inplace: |t, _| t.relu_in_place(),
         functional: |t, _| t.relu(),
         block: Some(fused::relu::<T>),
     };
@@ -312,7 +312,7 @@ impl<T: Element> Ops<T> {
     const SIGN: OpFns<T> = OpFns {
         op: "sign_",
         func: "sign",
-        inplace: |t, _| drop(t.sign_()),
+        inplace: |t, _| t.sign_in_place(),
         functional: |t, _| t.sign(),
         block: Some(fused::sign::<T>),
     };
@@ -320,7 +320,7 @@ impl<T: Element> Ops<T> {
     const ZERO: OpFns<T> = OpFns {
         op: "zero_",
         func: "zero",
-        inplace: |t, _| drop(t.zero_()),
+        inplace: |t, _| t.zero_in_place(),
         functional: |t, _| t.zero(),
         block: Some(fused::zero::<T>),
     };
@@ -328,7 +328,7 @@ impl<T: Element> Ops<T> {
     const FILL: OpFns<T> = OpFns {
         op: "fill_",
         func: "fill",
-        inplace: |t, s| drop(t.fill_(s.p().s0)),
+        inplace: |t, s| t.fill_in_place(s.p().s0),
         functional: |t, s| t.fill(s.p().s0),
         block: Some(fused::fill::<T>),
     };
@@ -336,7 +336,7 @@ impl<T: Element> Ops<T> {
     const CLAMP: OpFns<T> = OpFns {
         op: "clamp_",
         func: "clamp",
-        inplace: |t, s| drop(t.clamp_(s.p().lo, s.p().hi)),
+        inplace: |t, s| t.clamp_in_place(s.p().lo, s.p().hi),
         functional: |t, s| t.clamp(s.p().lo, s.p().hi),
         block: Some(fused::clamp::<T>),
     };
@@ -350,7 +350,7 @@ impl<T: Element> Ops<T> {
     const CLAMP_MIN: OpFns<T> = OpFns {
         op: "clamp_min_",
         func: "clamp_min",
-        inplace: |t, s| drop(t.clamp_min_(s.p().s0)),
+        inplace: |t, s| t.clamp_min_in_place(s.p().s0),
         functional: |t, s| t.clamp_min(s.p().s0),
         block: Some(fused::clamp_min::<T>),
     };
@@ -358,7 +358,7 @@ impl<T: Element> Ops<T> {
     const CLAMP_MAX: OpFns<T> = OpFns {
         op: "clamp_max_",
         func: "clamp_max",
-        inplace: |t, s| drop(t.clamp_max_(s.p().s0)),
+        inplace: |t, s| t.clamp_max_in_place(s.p().s0),
         functional: |t, s| t.clamp_max(s.p().s0),
         block: Some(fused::clamp_max::<T>),
     };
@@ -368,7 +368,7 @@ impl<T: FloatElement> Ops<T> {
     const HARDTANH: OpFns<T> = OpFns {
         op: "hardtanh_",
         func: "hardtanh",
-        inplace: |t, s| drop(t.hardtanh_(s.p().s0, s.p().s1)),
+        inplace: |t, s| t.hardtanh_in_place(s.p().s0, s.p().s1),
         functional: |t, s| t.hardtanh(s.p().s0, s.p().s1),
         block: Some(fused::hardtanh::<T>),
     };
@@ -376,7 +376,7 @@ impl<T: FloatElement> Ops<T> {
     const SQRT: OpFns<T> = OpFns {
         op: "sqrt_",
         func: "sqrt",
-        inplace: |t, _| drop(t.sqrt_()),
+        inplace: |t, _| t.sqrt_in_place(),
         functional: |t, _| t.sqrt(),
         block: Some(fused::sqrt::<T>),
     };
@@ -400,7 +400,7 @@ impl<T: FloatElement> Ops<T> {
     const EXP: OpFns<T> = OpFns {
         op: "exp_",
         func: "exp",
-        inplace: |t, _| drop(t.exp_()),
+        inplace: |t, _| t.exp_in_place(),
         functional: |t, _| t.exp(),
         block: Some(fused::exp::<T>),
     };
@@ -408,7 +408,7 @@ impl<T: FloatElement> Ops<T> {
     const LOG: OpFns<T> = OpFns {
         op: "log_",
         func: "log",
-        inplace: |t, _| drop(t.log_()),
+        inplace: |t, _| t.log_in_place(),
         functional: |t, _| t.log(),
         block: Some(fused::log::<T>),
     };
@@ -416,7 +416,7 @@ impl<T: FloatElement> Ops<T> {
     const SIGMOID: OpFns<T> = OpFns {
         op: "sigmoid_",
         func: "sigmoid",
-        inplace: |t, _| drop(t.sigmoid_()),
+        inplace: |t, _| t.sigmoid_in_place(),
         functional: |t, _| t.sigmoid(),
         block: Some(fused::sigmoid::<T>),
     };
@@ -424,7 +424,7 @@ impl<T: FloatElement> Ops<T> {
     const TANH: OpFns<T> = OpFns {
         op: "tanh_",
         func: "tanh",
-        inplace: |t, _| drop(t.tanh_()),
+        inplace: |t, _| t.tanh_in_place(),
         functional: |t, _| t.tanh(),
         block: Some(fused::tanh::<T>),
     };
@@ -472,7 +472,7 @@ impl<T: FloatElement> Ops<T> {
     const POW: OpFns<T> = OpFns {
         op: "pow_",
         func: "pow",
-        inplace: |t, s| drop(with_op!(s.a(), |o| t.pow_(o))),
+        inplace: |t, s| with_op!(s.a(), |o| t.pow_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.pow(o)),
         block: Some(fused::pow::<T>),
     };
@@ -486,7 +486,7 @@ impl<T: FloatElement> Ops<T> {
     const ADDCMUL: OpFns<T> = OpFns {
         op: "addcmul_",
         func: "addcmul",
-        inplace: |t, s| drop(t.addcmul_(s.at(), s.bt(), s.p().s0)),
+        inplace: |t, s| t.addcmul_in_place(s.at(), s.bt(), s.p().s0),
         functional: |t, s| t.addcmul(s.at(), s.bt(), s.p().s0),
         block: Some(fused::addcmul::<T>),
     };
@@ -494,7 +494,7 @@ impl<T: FloatElement> Ops<T> {
     const ADDCDIV: OpFns<T> = OpFns {
         op: "addcdiv_",
         func: "addcdiv",
-        inplace: |t, s| drop(t.addcdiv_(s.at(), s.bt(), s.p().s0)),
+        inplace: |t, s| t.addcdiv_in_place(s.at(), s.bt(), s.p().s0),
         functional: |t, s| t.addcdiv(s.at(), s.bt(), s.p().s0),
         block: Some(fused::addcdiv::<T>),
     };
@@ -518,7 +518,7 @@ impl<T: FloatElement> Ops<T> {
     const LERP: OpFns<T> = OpFns {
         op: "lerp_",
         func: "lerp",
-        inplace: |t, s| drop(with_op!(s.b(), |w| t.lerp_(s.at(), w))),
+        inplace: |t, s| with_op!(s.b(), |w| t.lerp_in_place(s.at(), w)),
         functional: |t, s| with_op!(s.b(), |w| t.lerp(s.at(), w)),
         block: Some(fused::lerp::<T>),
     };
