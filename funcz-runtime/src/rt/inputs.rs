@@ -612,6 +612,43 @@ mod tests {
     }
 
     #[test]
+    fn a_tuple_of_inputs_is_checked_like_the_slice() {
+        let t: Vec<Tensor<f32>> = (0..12).map(|_| Tensor::zeros(&[2])).collect();
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+        let run = |last: &Tensor<f32>| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                check_inputs_disjoint_of(
+                    "f",
+                    &names,
+                    (
+                        &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7], &t[8], &t[9],
+                        &t[10], last,
+                    ),
+                )
+            }))
+            .err()
+            .map(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
+        };
+        assert_eq!(run(&t[11]), None);
+        let view = t[4].narrow(0, 1, 1);
+        let msg = run(&view).expect("a clash");
+        assert!(msg.contains("inputs `e` and `l` share storage"), "{msg}");
+        // Mixed kinds: `&mut`, a collection, an optional reader.
+        let (mut a, xs) = (Tensor::<f32>::zeros(&[1]), vec![view.shallow_clone()]);
+        let none: Option<&Tensor<f32>> = None;
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check_inputs_disjoint_of("f", &["a", "xs", "o"], (&&mut a, &xs, &none))
+        }));
+        assert!(r.is_ok());
+        let some = Some(&t[4]);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check_inputs_disjoint_of("f", &["xs", "o"], (&xs, &some))
+        }));
+        let msg = r.err().and_then(|e| e.downcast_ref::<String>().cloned());
+        assert!(msg.is_some_and(|m| m.contains("`xs` and `o`")));
+    }
+
+    #[test]
     fn inputs_sharing_storage_are_refused_on_every_path() {
         let a = Tensor::<f32>::zeros(&[4]);
         let b = Tensor::<f32>::zeros(&[4]);
