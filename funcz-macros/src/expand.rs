@@ -3,7 +3,7 @@
 //! original function unchanged plus the errors, so the IDE keeps working.
 //!
 //! Input: `fn f(xs: &mut [Tensor]) { .. }` whose body mutates `xs`.
-//! Output: `rt::check_inputs_disjoint(..)`, `let __fz_input_0 = xs;`,
+//! Output: `rt::check_inputs_disjoint_of(..)`, `let __fz_input_0 = xs;`,
 //! `let mut xs: Vec<_> = __fz_input_0.iter().map(rt::input).collect();`, the
 //! lowered body, then `rt::write_back_all(&__fz_input_0[..], &xs[..])` at
 //! every exit.
@@ -307,7 +307,28 @@ fn lower_fn(
         || inputs
             .iter()
             .any(|(_, _, k)| matches!(k, ParamKind::Collection { .. } | ParamKind::List { .. }));
-    if any_tracked && many {
+    if any_tracked && many && inputs.len() + readers.len() <= 12 {
+        // Names, and a tuple of references the runtime coerces to
+        // `&dyn InputKey` (not each function: cheaper debug builds).
+        let mut names: Vec<String> = Vec::new();
+        let mut keys: Vec<TokenStream> = Vec::new();
+        for (id, ident, kind) in &inputs {
+            names.push(match lw.places.iter().find(|(_, _, p)| p == id) {
+                Some((key, _, _)) => key.clone(),
+                None => ident.to_string(),
+            });
+            keys.push(match kind {
+                ParamKind::List { .. } => quote!(&::funcz::rt::TensorList::tensors(&*#ident)),
+                _ => quote!(&#ident),
+            });
+        }
+        for (n, key) in &readers {
+            names.push(n.clone());
+            keys.push(quote!(&#key));
+        }
+        prologue
+            .push(pq!(::funcz::rt::check_inputs_disjoint_of(#name, &[#(#names),*], (#(#keys,)*));));
+    } else if any_tracked && many {
         let entries = inputs
             .iter()
             .map(|(id, ident, kind)| entry(*id, ident, kind))
@@ -362,7 +383,23 @@ fn lower_fn(
         match kind {
             ParamKind::Tensor(p) => {
                 let var = lw.var(id);
+                let s = state_ident(id);
                 match p {
+                    // One call for the handle and its state (see
+                    // `rt::input_tracked`).
+                    Passing::Value if lw.input_state_only(id) => {
+                        prologue.push(pq!(
+                            #[allow(unused_mut)]
+                            let (mut #input, mut #s) = ::funcz::rt::input_tracked(&#ident);
+                        ));
+                        prologue.push(pq!(let mut #var = #ident;));
+                    }
+                    Passing::Ref | Passing::RefMut if lw.input_state_only(id) => {
+                        prologue.push(pq!(let #input = #ident;));
+                        prologue.push(pq!(
+                            let (mut #var, mut #s) = ::funcz::rt::input_tracked(&*#input);
+                        ));
+                    }
                     Passing::Value => {
                         // (`mut`: assigning the parameter rebinds it, see
                         // `Lowerer::lower_assign`.)
@@ -380,9 +417,11 @@ fn lower_fn(
                         prologue.push(pq!(let mut #var = ::funcz::rt::input(&*#input);));
                     }
                 }
-                prologue.extend(lw.root_prologue(id));
+                if !lw.input_state_only(id) {
+                    prologue.extend(lw.root_prologue(id));
+                }
                 let based = lw.facts.meta.contains(&id);
-                let (b, s) = (base_ident(id), state_ident(id));
+                let b = base_ident(id);
                 exit.push(match (p, based) {
                     (Passing::RefMut, true) => {
                         pq!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);)

@@ -104,3 +104,20 @@ fn fused_kernel_only_in_optimized_builds() {
     assert!(debug < optimized && optimized < kernels[0], "{out}");
     insta::assert_snapshot!(out);
 }
+
+/// Up to 12 inputs are checked through a tuple (`rt::InputKeys`); more
+/// through the slice of `&dyn InputKey`, which has no size limit.
+#[test]
+fn input_check_beyond_twelve_inputs_uses_the_slice() {
+    let params: Vec<String> = (0..13).map(|i| format!("t{i}: &Tensor")).collect();
+    let src = format!(
+        "fn f(x: &mut Tensor, {}) {{ x.add_(1.0); }}",
+        params.join(", ")
+    );
+    let out = expand_pretty("", &src);
+    assert!(out.contains("check_inputs_disjoint("), "{out}");
+    assert!(!out.contains("check_inputs_disjoint_of"), "{out}");
+    let src = "fn f(x: &mut Tensor, t0: &Tensor, t1: &Tensor) { x.add_(1.0); }";
+    let out = expand_pretty("", src);
+    assert!(out.contains("check_inputs_disjoint_of"), "{out}");
+}

@@ -16,6 +16,22 @@ pub fn input<T: Element>(t: &Tensor<T>) -> Tensor<T> {
     t.handle()
 }
 
+/// [`input`] and the [`Tracked::input`] state of the handle, in one call:
+/// the prologue of a mutated tensor input (one call instead of two keeps
+/// debug builds of annotated functions cheaper to type- and borrow-check).
+///
+/// ```
+/// let t = funcz_runtime::Tensor::<f32>::zeros(&[2]);
+/// let (h, _state) = funcz_runtime::rt::input_tracked(&t);
+/// assert!(h.same_storage(&t));
+/// ```
+#[inline]
+pub fn input_tracked<T: Element>(t: &Tensor<T>) -> (Tensor<T>, Tracked) {
+    let h = t.handle();
+    let state = Tracked::input(&h);
+    (h, state)
+}
+
 /// A handle to a tensor a struct or tuple field holds (`self.cache`,
 /// `c.0`), taken at entry: the functionalized body tracks the field like a
 /// tensor input, and its final value is written back into this handle's
@@ -188,6 +204,57 @@ pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
         return;
     }
     check_inputs_disjoint_slow(function, inputs)
+}
+
+/// The inputs of a function, as a tuple of references to [`InputKey`]s (up
+/// to 12), for [`check_inputs_disjoint_of`].
+pub trait InputKeys {
+    /// [`check_inputs_disjoint`] of these inputs, `names[i]` naming the
+    /// `i`th.
+    fn check_disjoint(&self, function: &str, names: &[&str]);
+}
+
+macro_rules! input_keys_tuple {
+    ($($t:ident $i:tt),+) => {
+        impl<$($t: InputKey + ?Sized),+> InputKeys for ($(&$t,)+) {
+            #[inline]
+            fn check_disjoint(&self, function: &str, names: &[&str]) {
+                check_inputs_disjoint(function, &[$((names[$i], &self.$i as &dyn InputKey)),+])
+            }
+        }
+    };
+}
+
+input_keys_tuple!(A 0);
+input_keys_tuple!(A 0, B 1);
+input_keys_tuple!(A 0, B 1, C 2);
+input_keys_tuple!(A 0, B 1, C 2, D 3);
+input_keys_tuple!(A 0, B 1, C 2, D 3, E 4);
+input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
+input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+/// [`check_inputs_disjoint`] of a tuple of inputs named by `names` (as
+/// many as the tuple has): what `#[functionalize]` emits for up to 12
+/// inputs. The `&dyn InputKey` coercions are made here, once, instead of
+/// in every generated function (cheaper debug builds of annotated code).
+///
+/// ```
+/// use funcz_runtime::rt::check_inputs_disjoint_of;
+/// use funcz_runtime::Tensor;
+/// let (a, b) = (Tensor::<f32>::zeros(&[2]), Tensor::<f32>::zeros(&[2]));
+/// check_inputs_disjoint_of("f", &["a", "b"], (&a, &b));
+/// let shared = a.narrow(0, 0, 1);
+/// let r = std::panic::catch_unwind(|| check_inputs_disjoint_of("f", &["a", "s"], (&a, &shared)));
+/// assert!(r.is_err());
+/// ```
+#[inline]
+pub fn check_inputs_disjoint_of<K: InputKeys>(function: &str, names: &[&str], inputs: K) {
+    inputs.check_disjoint(function, names)
 }
 
 /// [`check_inputs_disjoint`] past its two-tensor test.
@@ -542,6 +609,43 @@ mod tests {
                 .cloned()
                 .unwrap_or_else(|| "non-string panic".into())
         })
+    }
+
+    #[test]
+    fn a_tuple_of_inputs_is_checked_like_the_slice() {
+        let t: Vec<Tensor<f32>> = (0..12).map(|_| Tensor::zeros(&[2])).collect();
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+        let run = |last: &Tensor<f32>| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                check_inputs_disjoint_of(
+                    "f",
+                    &names,
+                    (
+                        &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7], &t[8], &t[9],
+                        &t[10], last,
+                    ),
+                )
+            }))
+            .err()
+            .map(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
+        };
+        assert_eq!(run(&t[11]), None);
+        let view = t[4].narrow(0, 1, 1);
+        let msg = run(&view).expect("a clash");
+        assert!(msg.contains("inputs `e` and `l` share storage"), "{msg}");
+        // Mixed kinds: `&mut`, a collection, an optional reader.
+        let (mut a, xs) = (Tensor::<f32>::zeros(&[1]), vec![view.shallow_clone()]);
+        let none: Option<&Tensor<f32>> = None;
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check_inputs_disjoint_of("f", &["a", "xs", "o"], (&&mut a, &xs, &none))
+        }));
+        assert!(r.is_ok());
+        let some = Some(&t[4]);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check_inputs_disjoint_of("f", &["xs", "o"], (&xs, &some))
+        }));
+        let msg = r.err().and_then(|e| e.downcast_ref::<String>().cloned());
+        assert!(msg.is_some_and(|m| m.contains("`xs` and `o`")));
     }
 
     #[test]
