@@ -15,9 +15,7 @@ use std::collections::HashSet;
 use syn::visit::{self, Visit};
 use syn::{Block, Expr};
 
-use crate::places::{
-    Place, chain_start, compound_op, loop_elements, op_kind, place_key, single_ident,
-};
+use crate::places::{Place, chain_start, loop_elements, op_kind, place_key, single_ident};
 
 /// The fields of `bases` that the body compound-assigns (`st.n += 1.0`,
 /// `st.counts[i] -= 1.0`, `*c += 1.0` in `for c in st.counts.iter_mut()`)
@@ -69,7 +67,7 @@ pub(crate) fn untracked_compounds(
             visit::visit_pat_ident(self, p);
         }
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            if compound_op(&b.op) {
+            if crate::lower::is_compound(&b.op) {
                 let start = chain_start(&b.left);
                 // `*c += 1.0` of a loop variable: the field it iterates.
                 let start = match single_ident(start.expr)

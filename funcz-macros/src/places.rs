@@ -311,7 +311,7 @@ pub(crate) fn find(
         }
         // `v -= &w` mutates `v` in place.
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            if compound_op(&b.op) {
+            if crate::lower::is_compound(&b.op) {
                 let start = chain_start(&b.left);
                 self.compound.push((start.expr.clone(), start.indexed));
                 // `s.w -= &g` with `g: &Tensor`: no number takes a tensor;
@@ -325,7 +325,7 @@ pub(crate) fn find(
             }
             // `&s.w * 0.5`, `x - &s.m[i]`: how tensors are combined (a
             // number is combined by value).
-            if compound_op(&b.op)
+            if crate::lower::is_compound(&b.op)
                 || matches!(
                     b.op,
                     syn::BinOp::Add(_)
@@ -470,17 +470,6 @@ pub(crate) fn find(
             .any(|k| k != &p.key && p.key.starts_with(&format!("{k}.")))
     });
     (out, params)
-}
-
-/// `+=`, `-=`, `*=` or `/=`: what a tensor's compound assignment is.
-pub(crate) fn compound_op(op: &syn::BinOp) -> bool {
-    matches!(
-        op,
-        syn::BinOp::AddAssign(_)
-            | syn::BinOp::SubAssign(_)
-            | syn::BinOp::MulAssign(_)
-            | syn::BinOp::DivAssign(_)
-    )
 }
 
 /// `e` inside any parentheses.

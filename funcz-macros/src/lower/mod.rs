@@ -544,6 +544,8 @@ fn passes_storage(m: &syn::ExprMethodCall) -> bool {
     )
 }
 
+/// `+=`, `-=`, `*=` or `/=`: a tensor's compound assignment (the lowering
+/// and `places.rs`'s scans ask).
 pub(crate) fn is_compound(op: &syn::BinOp) -> bool {
     matches!(
         op,
