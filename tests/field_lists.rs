@@ -924,3 +924,35 @@ fn compound_assigned_fields_proven_by_tensor_only_arities() {
     );
     assert_eq!(g.ops().iter().filter(|o| **o == "copy_").count(), 1, "{g}");
 }
+
+// A number field updated through a reference to it, beside the help for a
+// tensor field updated so (`untracked_compound_tensor`'s
+// `decay_through_a_reference`: `*v *= 0.9` refused; the field's own
+// in-place method, `s.w.mul_(0.9)`, works: `v.mul_(..)` is refused as a
+// `&mut` borrow of a tracked tensor, whose help is the same).
+// Before the refusal, the tensor's `*v -= ..` stayed in the functional
+// graph as `sub_`.
+variants!(through_references, through_references_f, through_references_fv; fn (s: &mut Stats) {
+    let c = &mut s.n;
+    *c += 1.5;
+    s.w.mul_(0.9);
+});
+
+#[test]
+fn fields_updated_through_references() {
+    let [g, _] = common::check(
+        "through_references",
+        &[iota(&[3]), iota(&[3]), iota(&[3])],
+        |v, x| {
+            let mut s = stats(x);
+            [
+                through_references,
+                through_references_f,
+                through_references_fv,
+            ][v](&mut s);
+            assert_eq!(s.n, 1.5);
+            vec![]
+        },
+    );
+    assert_eq!(g.ops().iter().filter(|o| **o == "copy_").count(), 1, "{g}");
+}

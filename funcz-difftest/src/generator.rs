@@ -1696,8 +1696,9 @@ impl Gen {
         let Some(b) = self.counter.clone() else {
             return;
         };
-        match self.rng.below(3) {
+        match self.rng.below(4) {
             0 => self.line(&format!("{b}.n += 1.5f32;")),
+            3 => self.line(&format!("{{ let c = &mut {b}.n; *c -= 0.25f32; }}")),
             1 => self.line(&format!("{b}.n *= -0.5f32;")),
             _ => {
                 let Some(p) = self.pick_place(true) else {

@@ -35,9 +35,10 @@ pub(crate) fn untracked_compounds(
     struct Scan<'a> {
         bases: &'a HashSet<String>,
         places: &'a [Place],
-        /// Loop variables over a field's elements and references to one
-        /// (`for c in st.counts.iter_mut()`, `let e = &mut st.counts[0]`),
-        /// with the field.
+        /// Loop variables over a field's elements, and names bound to an
+        /// element, a reference or a view of a field (`for c in
+        /// st.counts.iter_mut()`, `let e = &mut st.counts[0]`, `let v =
+        /// &mut s.w`), with the field.
         elements: Vec<(String, Expr)>,
         /// Bases bound again so far (see [`bind_after_init`]).
         rebound: HashSet<String>,
@@ -55,7 +56,7 @@ pub(crate) fn untracked_compounds(
         fn visit_local(&mut self, l: &'ast syn::Local) {
             if let (syn::Pat::Ident(pi), Some(init)) = (&l.pat, &l.init) {
                 let start = chain_start(&init.expr);
-                if start.indexed {
+                if start.indexed || start.saw_view {
                     self.elements
                         .push((pi.ident.to_string(), start.expr.clone()));
                 }

@@ -36,4 +36,12 @@ fn decay_all(e: &mut Ema) {
     }
 }
 
+// The same through a reference to the field (the help: `s.w.mul_(0.9)`,
+// tested in tests/field_lists.rs `fields_updated_through_references`).
+#[functionalize]
+fn decay_through_a_reference(s: &mut State) {
+    let v = &mut s.w;
+    *v *= 0.9;
+}
+
 fn main() {}
