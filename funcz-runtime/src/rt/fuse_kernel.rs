@@ -46,13 +46,7 @@ pub fn fuse_loop<T: Element, const N: usize>(
     o: &[FusedOperand<'_, T>],
     f: impl Fn(T, [T; N]) -> T,
 ) {
-    assert_eq!(
-        o.len(),
-        N,
-        "funcz: internal: a fused kernel of {N} operands was given {}",
-        o.len()
-    );
-    check_operands(o, x.len());
+    check_kernel_args::<T, N>(o, x.len());
     #[cfg(target_arch = "x86_64")]
     if crate::ops::kernel::wide::avx2() {
         // SAFETY: `avx2()` is true only if the running CPU supports AVX2
@@ -86,13 +80,7 @@ pub fn fuse_loop_wide<T: Element, const N: usize>(
     o: &[FusedOperand<'_, T>],
     f: impl Fn(T, [T; N]) -> T,
 ) {
-    assert_eq!(
-        o.len(),
-        N,
-        "funcz: internal: a fused kernel of {N} operands was given {}",
-        o.len()
-    );
-    check_operands(o, x.len());
+    check_kernel_args::<T, N>(o, x.len());
     #[cfg(target_arch = "x86_64")]
     {
         assert!(
@@ -106,6 +94,19 @@ pub fn fuse_loop_wide<T: Element, const N: usize>(
     }
     #[cfg(not(target_arch = "x86_64"))]
     chunks(x, o, &f)
+}
+
+/// A kernel's operands: `N` of them, each a scalar or a slice of `len`.
+#[inline(always)]
+#[track_caller]
+fn check_kernel_args<T: Element, const N: usize>(o: &[FusedOperand<'_, T>], len: usize) {
+    assert_eq!(
+        o.len(),
+        N,
+        "funcz: internal: a fused kernel of {N} operands was given {}",
+        o.len()
+    );
+    check_operands(o, len);
 }
 
 /// Whether fused passes run compiled kernels ([`fuse_loop_wide`]): on
