@@ -65,6 +65,67 @@ fn a_chain_of_elementwise_ops_fuses_and_traces_each_op() {
 }
 
 // Layer norm's tail: a column and two rows broadcast against the rows.
+// Every kind of operand a run's step borrows (`rt::StepArg`): an owned
+// tensor expression, an owned local (moved into the op by the original), a
+// scalar name, a scalar expression, a `&Tensor` name, a scalar field, a
+// negative literal. Each is passed as `&(operand)`, a temporary living
+// until the end of the run's statement, so no step owns (or drops) a
+// tensor.
+struct Scale {
+    lr: f32,
+}
+
+variants!(operand_kinds, operand_kinds_f, operand_kinds_fv; fn (x: &mut Tensor, w: &Tensor, g: &Tensor, st: &Scale) -> Tensor {
+    let lr = 0.5f32;
+    let owned = g.mul(3.0);
+    let y = x.clone();
+    y.add_(g * 0.1);
+    y.sub_(owned);
+    y.mul_(lr);
+    y.add_scaled_(w, lr * 2.0);
+    y.div_(st.lr);
+    y.lerp_(w, lr);
+    y.add_(-1.5);
+    x.mul_(lr).sub_(g * 2.0).add_(w);
+    y
+});
+
+#[test]
+fn run_operands_of_every_kind_are_borrowed() {
+    funcz::rt::set_min_fused(2048);
+    let n = 3000;
+    let st = Scale { lr: 4.0 };
+    let (x, w, g) = (
+        Tensor::randn(&[n], 3),
+        Tensor::rand(&[n], 4),
+        Tensor::randn(&[n], 5),
+    );
+    let [g1, g2] = check(
+        "operand_kinds",
+        &[x.clone(), w.clone(), g.clone()],
+        |v, t| {
+            let (a, b) = t.split_at_mut(1);
+            vec![[operand_kinds, operand_kinds_f, operand_kinds_fv][v](
+                &mut a[0], &b[0], &b[1], &st,
+            )]
+        },
+    );
+    assert!(g1.ops().contains(&"lerp"), "{g1}");
+    assert_eq!(g1.ops().len(), g2.ops().len(), "{g2}");
+    // Untraced: both runs fuse, with the original's bits.
+    let before = funcz::rt::fused_passes();
+    let (mut a, mut b) = (x.clone(), x.clone());
+    let (ya, yb) = (
+        operand_kinds(&mut a, &w, &g, &st),
+        operand_kinds_f(&mut b, &w, &g, &st),
+    );
+    assert_eq!(funcz::rt::fused_passes(), before + 2);
+    let bits = |t: &Tensor| t.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&ya), bits(&yb));
+    assert_eq!(bits(&a), bits(&b));
+    assert_eq!(a.version(), b.version());
+}
+
 variants!(norm_tail, norm_tail_f, norm_tail_fv; fn (x: &Tensor, w: &Tensor, b: &Tensor) -> Tensor {
     let y = x.clone();
     y.sub_(x.mean_dim(-1, true));
@@ -283,7 +344,7 @@ fn check_step_run(rows: usize, cols: usize) -> bool {
             Step::div_(&col),
             Step::add_scaled_(&off, 0.25),
             Step::mul_(&one),
-            Step::sub_scaled_(w.mul(2.0), 0.5),
+            Step::sub_scaled_(&(w.mul(2.0)), 0.5),
             Step::clamp_(-2.0, None),
             Step::sqrt_(),
             Step::addcmul_(&w, &row, 0.5),

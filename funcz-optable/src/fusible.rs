@@ -38,6 +38,28 @@ pub const FUSIBLE: &[&str] = &[
     "lerp_",
 ];
 
+/// The fusible ops that take a tensor-or-scalar operand, with its position
+/// among the op's arguments. A fused run's step borrows it
+/// (`funcz::rt::StepArg`): `#[functionalize]` passes any operand that is
+/// not a literal or a reference as `&(operand)`, so that a step owns
+/// nothing.
+///
+/// ```
+/// use funcz_optable::{FUSIBLE, STEP_OPERANDS};
+/// for (op, _) in STEP_OPERANDS {
+///     assert!(FUSIBLE.contains(op));
+/// }
+/// ```
+pub const STEP_OPERANDS: &[(&str, usize)] = &[
+    ("add_", 0),
+    ("sub_", 0),
+    ("mul_", 0),
+    ("div_", 0),
+    ("add_scaled_", 0),
+    ("sub_scaled_", 0),
+    ("lerp_", 1),
+];
+
 /// The fusible ops whose per-element formula `funcz::rt::k` has, so that
 /// `#[functionalize]` can compile a run of them into one function (see
 /// `funcz::rt::Fusion::kernel`): the op, its function in `rt::k`, and how

@@ -86,7 +86,7 @@ use OpKind::*;
 mod fusible;
 mod rows;
 
-pub use fusible::{FUSIBLE, KERNELS};
+pub use fusible::{FUSIBLE, KERNELS, STEP_OPERANDS};
 
 /// The row groups of the table, one file each under `rows/`.
 pub const TABLES: &[&[OpInfo]] = &[rows::core::OPS, rows::indexed::OPS, rows::math::OPS];

@@ -219,15 +219,33 @@ fn reference_step<T: FloatElement>(
     }
 }
 
+/// `with_arg!` for a step, which borrows every tensor operand (generated
+/// code passes an owned one as a reference to a temporary, see
+/// `rt::StepArg`).
+macro_rules! with_step_arg {
+    ($arg:expr, $pool:ident, |$o:ident| $body:expr) => {
+        match $arg {
+            Arg::S(v) => {
+                let $o: T = sc(v);
+                $body
+            }
+            Arg::R(i) | Arg::O(i) => {
+                let $o = &$pool[i];
+                $body
+            }
+        }
+    };
+}
+
 /// `f` with `op` appended.
 fn push<'a, T: FloatElement>(f: Fusion<'a, T>, op: &Op, pool: &'a [Tensor<T>]) -> Fusion<'a, T> {
     match *op {
-        Op::Add(a) => with_arg!(a, pool, |o| f.add_(o)),
-        Op::Sub(a) => with_arg!(a, pool, |o| f.sub_(o)),
-        Op::Mul(a) => with_arg!(a, pool, |o| f.mul_(o)),
-        Op::Div(a) => with_arg!(a, pool, |o| f.div_(o)),
-        Op::AddScaled(a, al) => with_arg!(a, pool, |o| f.add_scaled_(o, sc(al))),
-        Op::SubScaled(a, al) => with_arg!(a, pool, |o| f.sub_scaled_(o, sc(al))),
+        Op::Add(a) => with_step_arg!(a, pool, |o| f.add_(o)),
+        Op::Sub(a) => with_step_arg!(a, pool, |o| f.sub_(o)),
+        Op::Mul(a) => with_step_arg!(a, pool, |o| f.mul_(o)),
+        Op::Div(a) => with_step_arg!(a, pool, |o| f.div_(o)),
+        Op::AddScaled(a, al) => with_step_arg!(a, pool, |o| f.add_scaled_(o, sc(al))),
+        Op::SubScaled(a, al) => with_step_arg!(a, pool, |o| f.sub_scaled_(o, sc(al))),
         Op::Neg => f.neg_(),
         Op::Abs => f.abs_(),
         Op::Relu => f.relu_(),
@@ -250,12 +268,12 @@ fn push<'a, T: FloatElement>(f: Fusion<'a, T>, op: &Op, pool: &'a [Tensor<T>]) -
         Op::Erf => f.erf_(),
         Op::Floor => f.floor_(),
         Op::Round => f.round_(),
-        Op::Pow(a) => with_arg!(a, pool, |o| f.pow_(o)),
+        Op::Pow(a) => with_step_arg!(a, pool, |o| f.pow_(o)),
         Op::Addcmul(i, j, v) => f.addcmul_(&pool[i], &pool[j], sc(v)),
         Op::Addcdiv(i, j, v) => f.addcdiv_(&pool[i], &pool[j], sc(v)),
         Op::Addcmul1(i, j) => f.addcmul1_(&pool[i], &pool[j]),
         Op::Addcdiv1(i, j) => f.addcdiv1_(&pool[i], &pool[j]),
-        Op::Lerp(i, w) => with_arg!(w, pool, |o| f.lerp_(&pool[i], o)),
+        Op::Lerp(i, w) => with_step_arg!(w, pool, |o| f.lerp_(&pool[i], o)),
     }
 }
 
@@ -1105,16 +1123,18 @@ fn fused_value_updates_a_fresh_value_in_place_and_a_shared_one_functionally() {
 #[test]
 // The borrowed temporary is the point: it lives until the call returns.
 #[allow(clippy::needless_borrows_for_generic_args)]
-fn owned_operands_live_as_long_as_the_fusion() {
+fn borrowed_temporary_operands_live_as_long_as_the_fusion() {
     let x = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[2]);
     let mut y = x.clone();
     let mut s = Tracked::root(&y);
-    // Built in the call: the temporaries live until it returns.
+    // Built in the call: the temporaries live until it returns (a step
+    // borrows every tensor operand, as generated code passes an owned one:
+    // `&(x.mul(10.0))`).
     rt::fused_root(
         &mut y,
         &mut s,
         Fusion::new()
-            .add_(x.mul(10.0))
+            .add_(&x.mul(10.0))
             .mul_(&x.add(1.0))
             .clamp_(None, 40.0),
     );

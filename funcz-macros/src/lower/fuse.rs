@@ -5,7 +5,7 @@
 //! the same computation. The trace still records each functional op.
 //!
 //! Input: `y.sub_(&mean); y.div_(&std); y.mul_(w);` (`y` a root with state)
-//! Output: `rt::fused_run(&mut y, &mut s, &mut [rt::Step::sub_(&mean), rt::Step::div_(&std), rt::Step::mul_(w)]);`
+//! Output: `rt::fused_run(&mut y, &mut s, &mut [rt::Step::sub_(&mean), rt::Step::div_(&std), rt::Step::mul_(&(w))]);`
 //!
 //! The arguments of the whole run are evaluated before its first op runs,
 //! where the original evaluates each one after the op before it: so every
@@ -116,8 +116,18 @@ impl Lowerer<'_> {
         for stmt in run {
             let (_, m) = fusible_stmt(stmt).expect("a fused run");
             let mut args = m.args.clone();
-            for a in args.iter_mut() {
+            let operand = optable::STEP_OPERANDS
+                .iter()
+                .find(|(op, _)| m.method == op)
+                .map(|&(_, k)| k);
+            for (k, a) in args.iter_mut().enumerate() {
                 self.visit_expr_mut(a);
+                // A step borrows its operand (`rt::StepArg`): an owned
+                // one lives in a temporary until the end of the run's
+                // statement.
+                if Some(k) == operand && !literal_or_reference(a) {
+                    *a = pq!(&(#a));
+                }
             }
             self.mark_mutated(id);
             self.note_commit(self.scopes.root_of(id), Some(id));
@@ -222,6 +232,18 @@ const MIN_KERNEL: usize = 3;
 /// caller's frame (about 64 bytes a step), and the blocked pass reads a
 /// block of every operand of the run (a longer run is cut into several).
 const MAX_RUN: usize = 32;
+
+/// Whether `e` is a literal (`1.5`, `-2.0`) or a reference (`&w`), which a
+/// step takes as it is.
+fn literal_or_reference(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(_) | Expr::Reference(_) => true,
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && matches!(&*u.expr, Expr::Lit(_)),
+        Expr::Paren(p) => literal_or_reference(&p.expr),
+        Expr::Group(g) => literal_or_reference(&g.expr),
+        _ => false,
+    }
+}
 
 /// `name.op(args);` with `op` an elementwise in-place op a fused run can
 /// hold.

@@ -40,22 +40,22 @@ use super::donate::{can_donate, can_donate_root, donated};
 use super::fuse_kernel::{Kernel, kernels_run};
 use super::tracked::{Tracked, commit_root, donated_root};
 
-/// An operand of a [`Fusion`] step: a scalar, a borrowed tensor or a
-/// tensor the fusion owns (an owned operand such as `y.add_(w.mul(2.0))`
-/// lives as long as the fusion).
+/// An operand of a multi-root fused pass (`rt::fused_elems`): a scalar, a
+/// borrowed tensor or an owned one (a leaf such as `w.mul(2.0)`, evaluated
+/// before the pass).
 pub enum FuseArg<'a, T: Element> {
     /// A scalar, broadcast to every element.
     Scalar(T),
     /// A borrowed tensor.
     Ref(&'a Tensor<T>),
-    /// An owned tensor (boxed: most operands are borrowed or scalars, and
-    /// a step stays small).
+    /// An owned tensor.
     Owned(Box<Tensor<T>>),
 }
 
-/// What a [`Fusion`] step accepts where the in-place op takes an
-/// [`Operand`](crate::Operand): a scalar `T`, a `&Tensor<T>` or an owned
-/// `Tensor<T>` (the same three types, so the same arguments type-check).
+/// What a multi-root fused pass accepts as a leaf where the in-place op
+/// takes an [`Operand`](crate::Operand): a scalar `T`, a `&Tensor<T>` or an
+/// owned `Tensor<T>` (the same three types, so the same arguments
+/// type-check).
 ///
 /// ```
 /// use funcz_runtime::Tensor;
@@ -97,6 +97,70 @@ impl<'a, T: Element> IntoFuseArg<'a, T> for Tensor<T> {
     #[inline]
     fn into_fuse_arg(self) -> FuseArg<'a, T> {
         FuseArg::Owned(Box::new(self))
+    }
+}
+
+/// An operand of a fused run's [`Step`] (or of a [`Fusion`]), as the step
+/// holds it: a scalar or a borrowed tensor.
+#[derive(Clone, Copy, Debug)]
+pub enum StepOperand<'a, T: Element> {
+    /// A scalar, broadcast to every element.
+    Scalar(T),
+    /// A borrowed tensor.
+    Tensor(&'a Tensor<T>),
+}
+
+/// What a [`Step`] accepts where the in-place op takes an
+/// [`Operand`](crate::Operand): a scalar `T` or a reference to one, a
+/// `&Tensor<T>` or a `&&Tensor<T>`.
+///
+/// A step owns nothing, so an array of steps needs no drop glue (in an
+/// unoptimized build, each run of a long function would otherwise carry a
+/// drop call and a landing pad per step). Generated code passes an owned
+/// operand by reference to a temporary, which lives until the end of the
+/// run's statement: `y.add_(g * 0.1)` in a run becomes
+/// `rt::Step::add_(&(g * 0.1))`, and a name `w` (a scalar, a `&Tensor` or
+/// a `Tensor`) becomes `&(w)`.
+///
+/// ```
+/// use funcz_runtime::Tensor;
+/// use funcz_runtime::rt::{StepArg, StepOperand};
+/// let t = Tensor::<f32>::zeros(&[2]);
+/// assert!(matches!(2.0f32.step_operand(), StepOperand::Scalar(2.0)));
+/// assert!(matches!((&2.0f32).step_operand(), StepOperand::Scalar(2.0)));
+/// assert!(matches!((&t).step_operand(), StepOperand::Tensor(_)));
+/// assert!(matches!((&&t).step_operand(), StepOperand::Tensor(_)));
+/// ```
+pub trait StepArg<'a, T: Element> {
+    /// The operand.
+    fn step_operand(self) -> StepOperand<'a, T>;
+}
+
+impl<'a, T: Element> StepArg<'a, T> for T {
+    #[inline]
+    fn step_operand(self) -> StepOperand<'a, T> {
+        StepOperand::Scalar(self)
+    }
+}
+
+impl<'a, T: Element> StepArg<'a, T> for &T {
+    #[inline]
+    fn step_operand(self) -> StepOperand<'a, T> {
+        StepOperand::Scalar(*self)
+    }
+}
+
+impl<'a, T: Element> StepArg<'a, T> for &'a Tensor<T> {
+    #[inline]
+    fn step_operand(self) -> StepOperand<'a, T> {
+        StepOperand::Tensor(self)
+    }
+}
+
+impl<'a, 'b: 'a, T: Element> StepArg<'a, T> for &'a &'b Tensor<T> {
+    #[inline]
+    fn step_operand(self) -> StepOperand<'a, T> {
+        StepOperand::Tensor(*self)
     }
 }
 
@@ -178,24 +242,21 @@ type InplaceFn<T> = fn(&Tensor<T>, &Args<'_, T>);
 /// The functional twin of a step, computing a fresh value.
 type FunctionalFn<T> = fn(&Tensor<T>, &Args<'_, T>) -> Tensor<T>;
 
-/// An operand as a step stores it (an owned tensor is boxed, so that a
-/// step stays small; it is dropped right after its step ran, as the
-/// unfused code drops its argument).
+/// An operand as a step stores it: a step owns nothing (see [`StepArg`]).
+#[derive(Clone, Copy)]
 enum Slot<'a, T: Element> {
     None,
     Scalar(T),
     Ref(&'a Tensor<T>),
-    Owned(Box<Tensor<T>>),
 }
 
 impl<'a, T: Element> Slot<'a, T> {
     /// The slot of an operand.
     #[inline]
-    fn of(a: FuseArg<'a, T>) -> Self {
+    fn of(a: StepOperand<'a, T>) -> Self {
         match a {
-            FuseArg::Scalar(v) => Slot::Scalar(v),
-            FuseArg::Ref(t) => Slot::Ref(t),
-            FuseArg::Owned(t) => Slot::Owned(t),
+            StepOperand::Scalar(v) => Slot::Scalar(v),
+            StepOperand::Tensor(t) => Slot::Ref(t),
         }
     }
 
@@ -206,15 +267,6 @@ impl<'a, T: Element> Slot<'a, T> {
             Slot::None => Val::None,
             Slot::Scalar(v) => Val::Scalar(*v),
             Slot::Ref(t) => Val::Tensor(t),
-            Slot::Owned(t) => Val::Tensor(t),
-        }
-    }
-
-    /// Drops the operand if the step owns it (after its step ran).
-    #[inline]
-    fn release(&mut self) {
-        if let Slot::Owned(_) = self {
-            *self = Slot::None;
         }
     }
 }
@@ -601,8 +653,8 @@ impl<'a, T: Element> Step<'a, T> {
     #[inline]
     fn new(
         fns: &'static OpFns<T>,
-        a: Option<FuseArg<'a, T>>,
-        b: Option<FuseArg<'a, T>>,
+        a: Option<StepOperand<'a, T>>,
+        b: Option<StepOperand<'a, T>>,
         p: Params<T>,
     ) -> Self {
         Step {
@@ -640,14 +692,6 @@ impl<'a, T: Element> Step<'a, T> {
         Args { step: self }
     }
 
-    /// Drops the operands the step owns (after it ran, as the unfused code
-    /// drops its argument).
-    #[inline]
-    fn release(&mut self) {
-        self.a.release();
-        self.b.release();
-    }
-
     /// Runs the step on the tracked root, as generated code runs one op.
     #[inline]
     #[track_caller]
@@ -659,7 +703,6 @@ impl<'a, T: Element> Step<'a, T> {
             let new = (self.fns.functional)(root, &self.args());
             commit_root(self.fns.op, root, state, new);
         }
-        self.release();
     }
 
     /// Runs the step on a fresh value, as generated code runs one op.
@@ -671,7 +714,6 @@ impl<'a, T: Element> Step<'a, T> {
         } else {
             *t = (self.fns.functional)(t, &self.args());
         }
-        self.release();
     }
 }
 
@@ -881,38 +923,38 @@ impl<'a, T: Element> Fusion<'a, T> {
 
     /// [`Tensor::add_`]: `self += other`.
     #[inline]
-    pub fn add_(self, other: impl IntoFuseArg<'a, T>) -> Self {
+    pub fn add_(self, other: impl StepArg<'a, T>) -> Self {
         self.push(Step::add_(other))
     }
 
     /// [`Tensor::sub_`]: `self -= other`.
     #[inline]
-    pub fn sub_(self, other: impl IntoFuseArg<'a, T>) -> Self {
+    pub fn sub_(self, other: impl StepArg<'a, T>) -> Self {
         self.push(Step::sub_(other))
     }
 
     /// [`Tensor::mul_`]: `self *= other`.
     #[inline]
-    pub fn mul_(self, other: impl IntoFuseArg<'a, T>) -> Self {
+    pub fn mul_(self, other: impl StepArg<'a, T>) -> Self {
         self.push(Step::mul_(other))
     }
 
     /// [`Tensor::div_`]: `self /= other` (integer divisions never fuse:
     /// they check their divisor first).
     #[inline]
-    pub fn div_(self, other: impl IntoFuseArg<'a, T>) -> Self {
+    pub fn div_(self, other: impl StepArg<'a, T>) -> Self {
         self.push(Step::div_(other))
     }
 
     /// [`Tensor::add_scaled_`]: `self += alpha * other`.
     #[inline]
-    pub fn add_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
+    pub fn add_scaled_(self, other: impl StepArg<'a, T>, alpha: T) -> Self {
         self.push(Step::add_scaled_(other, alpha))
     }
 
     /// [`Tensor::sub_scaled_`]: `self -= alpha * other`.
     #[inline]
-    pub fn sub_scaled_(self, other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
+    pub fn sub_scaled_(self, other: impl StepArg<'a, T>, alpha: T) -> Self {
         self.push(Step::sub_scaled_(other, alpha))
     }
 
@@ -1053,7 +1095,7 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
 
     /// [`Tensor::pow_`]: a scalar or a tensor exponent.
     #[inline]
-    pub fn pow_(self, exponent: impl IntoFuseArg<'a, T>) -> Self {
+    pub fn pow_(self, exponent: impl StepArg<'a, T>) -> Self {
         self.push(Step::pow_(exponent))
     }
 
@@ -1083,7 +1125,7 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
 
     /// [`Tensor::lerp_`]: toward `end` by a scalar or tensor `weight`.
     #[inline]
-    pub fn lerp_(self, end: &'a Tensor<T>, weight: impl IntoFuseArg<'a, T>) -> Self {
+    pub fn lerp_(self, end: &'a Tensor<T>, weight: impl StepArg<'a, T>) -> Self {
         self.push(Step::lerp_(end, weight))
     }
 }
@@ -1091,10 +1133,10 @@ impl<'a, T: FloatElement> Fusion<'a, T> {
 impl<'a, T: Element> Step<'a, T> {
     /// [`Tensor::add_`]: `self += other`.
     #[inline]
-    pub fn add_(other: impl IntoFuseArg<'a, T>) -> Self {
+    pub fn add_(other: impl StepArg<'a, T>) -> Self {
         Step::new(
             &T::fuse_table().ADD,
-            Some(other.into_fuse_arg()),
+            Some(other.step_operand()),
             None,
             Params::default(),
         )
@@ -1102,10 +1144,10 @@ impl<'a, T: Element> Step<'a, T> {
 
     /// [`Tensor::sub_`]: `self -= other`.
     #[inline]
-    pub fn sub_(other: impl IntoFuseArg<'a, T>) -> Self {
+    pub fn sub_(other: impl StepArg<'a, T>) -> Self {
         Step::new(
             &T::fuse_table().SUB,
-            Some(other.into_fuse_arg()),
+            Some(other.step_operand()),
             None,
             Params::default(),
         )
@@ -1113,10 +1155,10 @@ impl<'a, T: Element> Step<'a, T> {
 
     /// [`Tensor::mul_`]: `self *= other`.
     #[inline]
-    pub fn mul_(other: impl IntoFuseArg<'a, T>) -> Self {
+    pub fn mul_(other: impl StepArg<'a, T>) -> Self {
         Step::new(
             &T::fuse_table().MUL,
-            Some(other.into_fuse_arg()),
+            Some(other.step_operand()),
             None,
             Params::default(),
         )
@@ -1125,10 +1167,10 @@ impl<'a, T: Element> Step<'a, T> {
     /// [`Tensor::div_`]: `self /= other` (integer divisions never fuse:
     /// they check their divisor first).
     #[inline]
-    pub fn div_(other: impl IntoFuseArg<'a, T>) -> Self {
+    pub fn div_(other: impl StepArg<'a, T>) -> Self {
         Step::new(
             &T::fuse_table().DIV,
-            Some(other.into_fuse_arg()),
+            Some(other.step_operand()),
             None,
             Params::default(),
         )
@@ -1136,10 +1178,10 @@ impl<'a, T: Element> Step<'a, T> {
 
     /// [`Tensor::add_scaled_`]: `self += alpha * other`.
     #[inline]
-    pub fn add_scaled_(other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
+    pub fn add_scaled_(other: impl StepArg<'a, T>, alpha: T) -> Self {
         Step::new(
             &T::fuse_table().ADD_SCALED,
-            Some(other.into_fuse_arg()),
+            Some(other.step_operand()),
             None,
             Params {
                 s0: alpha,
@@ -1150,10 +1192,10 @@ impl<'a, T: Element> Step<'a, T> {
 
     /// [`Tensor::sub_scaled_`]: `self -= alpha * other`.
     #[inline]
-    pub fn sub_scaled_(other: impl IntoFuseArg<'a, T>, alpha: T) -> Self {
+    pub fn sub_scaled_(other: impl StepArg<'a, T>, alpha: T) -> Self {
         Step::new(
             &T::fuse_table().SUB_SCALED,
-            Some(other.into_fuse_arg()),
+            Some(other.step_operand()),
             None,
             Params {
                 s0: alpha,
@@ -1346,10 +1388,10 @@ impl<'a, T: FloatElement> Step<'a, T> {
 
     /// [`Tensor::pow_`]: a scalar or a tensor exponent.
     #[inline]
-    pub fn pow_(exponent: impl IntoFuseArg<'a, T>) -> Self {
-        let e = exponent.into_fuse_arg();
+    pub fn pow_(exponent: impl StepArg<'a, T>) -> Self {
+        let e = exponent.step_operand();
         let (p, fns) = match e {
-            FuseArg::Scalar(v) => (
+            StepOperand::Scalar(v) => (
                 Params {
                     s0: v,
                     ..Params::default()
@@ -1366,8 +1408,8 @@ impl<'a, T: FloatElement> Step<'a, T> {
     pub fn addcmul_(tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
         Step::new(
             &T::float_fuse_table().ADDCMUL,
-            Some(FuseArg::Ref(tensor1)),
-            Some(FuseArg::Ref(tensor2)),
+            Some(StepOperand::Tensor(tensor1)),
+            Some(StepOperand::Tensor(tensor2)),
             Params {
                 s0: value,
                 ..Params::default()
@@ -1380,8 +1422,8 @@ impl<'a, T: FloatElement> Step<'a, T> {
     pub fn addcdiv_(tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>, value: T) -> Self {
         Step::new(
             &T::float_fuse_table().ADDCDIV,
-            Some(FuseArg::Ref(tensor1)),
-            Some(FuseArg::Ref(tensor2)),
+            Some(StepOperand::Tensor(tensor1)),
+            Some(StepOperand::Tensor(tensor2)),
             Params {
                 s0: value,
                 ..Params::default()
@@ -1394,8 +1436,8 @@ impl<'a, T: FloatElement> Step<'a, T> {
     pub fn addcmul1_(tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
         Step::new(
             &T::float_fuse_table().ADDCMUL1,
-            Some(FuseArg::Ref(tensor1)),
-            Some(FuseArg::Ref(tensor2)),
+            Some(StepOperand::Tensor(tensor1)),
+            Some(StepOperand::Tensor(tensor2)),
             Params::default(),
         )
     }
@@ -1405,30 +1447,30 @@ impl<'a, T: FloatElement> Step<'a, T> {
     pub fn addcdiv1_(tensor1: &'a Tensor<T>, tensor2: &'a Tensor<T>) -> Self {
         Step::new(
             &T::float_fuse_table().ADDCDIV1,
-            Some(FuseArg::Ref(tensor1)),
-            Some(FuseArg::Ref(tensor2)),
+            Some(StepOperand::Tensor(tensor1)),
+            Some(StepOperand::Tensor(tensor2)),
             Params::default(),
         )
     }
 
     /// [`Tensor::lerp_`]: toward `end` by a scalar or tensor `weight`.
     #[inline]
-    pub fn lerp_(end: &'a Tensor<T>, weight: impl IntoFuseArg<'a, T>) -> Self {
-        let w = weight.into_fuse_arg();
+    pub fn lerp_(end: &'a Tensor<T>, weight: impl StepArg<'a, T>) -> Self {
+        let w = weight.step_operand();
         let (p, b, fns) = match w {
-            FuseArg::Scalar(v) => (
+            StepOperand::Scalar(v) => (
                 Params {
                     s0: v,
                     ..Params::default()
                 },
                 // The weight stays the step's second operand for the
                 // unfused ops; the block kernel reads it from `p`.
-                Some(FuseArg::Scalar(v)),
+                Some(StepOperand::Scalar(v)),
                 &T::float_fuse_table().LERP_SCALAR,
             ),
             w => (Params::default(), Some(w), &T::float_fuse_table().LERP),
         };
-        Step::new(fns, Some(FuseArg::Ref(end)), b, p)
+        Step::new(fns, Some(StepOperand::Tensor(end)), b, p)
     }
 }
 
@@ -1494,9 +1536,7 @@ pub fn fused_root_any<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, mut
     }
     // One by one, as generated code runs each op: `donated_root` is
     // `check_overlap` (nothing to check here), `donated` and one
-    // generation bump (no fusible op is `resize_`). An operand the run owns
-    // is dropped after its step ran, as the unfused code drops its
-    // argument.
+    // generation bump (no fusible op is `resize_`).
     if can_donate_root(root, state) {
         // The root's own buffer, for every step: an in-place elementwise op
         // leaves its receiver's storage (and its handles) and layout as
@@ -1512,7 +1552,6 @@ pub fn fused_root_any<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, mut
                 root.id = crate::tensor::fresh_id();
             }
             state.bump();
-            s.release();
         }
         return;
     }
@@ -1525,7 +1564,6 @@ pub fn fused_root_any<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, mut
             let new = (s.fns.functional)(root, &s.args());
             commit_root(s.fns.op, root, state, new);
         }
-        s.release();
     }
 }
 

@@ -46,9 +46,9 @@ pub use elements::{
 };
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use fuse::{
-    FloatFuseTable, FuseArg, FuseTable, Fusion, IntoFuseArg, Step, fused_passes, fused_root,
-    fused_root_any, fused_run, fused_run_kernel, fused_value, fused_value_any, kernel_blocks,
-    set_min_fused,
+    FloatFuseTable, FuseArg, FuseTable, Fusion, IntoFuseArg, Step, StepArg, StepOperand,
+    fused_passes, fused_root, fused_root_any, fused_run, fused_run_kernel, fused_value,
+    fused_value_any, kernel_blocks, set_min_fused,
 };
 pub use fuse_kernel::{
     FusedOperand, FusedParams, Kernel, fuse_loop, fuse_loop_wide, k, kernels_run,
