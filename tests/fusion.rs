@@ -393,6 +393,208 @@ fn step_runs_give_the_bits_of_the_ops_one_by_one() {
     check_step_runs();
 }
 
+/// The float ops whose fused-run table entry calls their crate-private
+/// `*_in_place` form (`float_unary!`'s ops, `addcmul1_`, `addcdiv1_`): the
+/// name of each, its step, and its public op.
+type MoreOp<'a> = (&'static str, Step<'a, f32>, Box<dyn Fn(&Tensor) + 'a>);
+
+fn more_ops<'a>(
+    w: &'a Tensor,
+    row: &'a Tensor,
+    off: &'a Tensor,
+    col: &'a Tensor,
+) -> Vec<MoreOp<'a>> {
+    vec![
+        (
+            "rsqrt_",
+            Step::rsqrt_(),
+            Box::new(|t: &Tensor| drop(t.rsqrt_())),
+        ),
+        (
+            "reciprocal_",
+            Step::reciprocal_(),
+            Box::new(|t: &Tensor| drop(t.reciprocal_())),
+        ),
+        ("sin_", Step::sin_(), Box::new(|t: &Tensor| drop(t.sin_()))),
+        ("cos_", Step::cos_(), Box::new(|t: &Tensor| drop(t.cos_()))),
+        ("erf_", Step::erf_(), Box::new(|t: &Tensor| drop(t.erf_()))),
+        (
+            "floor_",
+            Step::floor_(),
+            Box::new(|t: &Tensor| drop(t.floor_())),
+        ),
+        (
+            "round_",
+            Step::round_(),
+            Box::new(|t: &Tensor| drop(t.round_())),
+        ),
+        (
+            "addcmul1_",
+            Step::addcmul1_(w, row),
+            Box::new(move |t: &Tensor| drop(t.addcmul1_(w, row))),
+        ),
+        (
+            "addcdiv1_",
+            Step::addcdiv1_(off, col),
+            Box::new(move |t: &Tensor| drop(t.addcdiv1_(off, col))),
+        ),
+    ]
+}
+
+use funcz::rt::Step;
+
+/// Each of [`more_ops`] on `rows`x`cols` float corners (NaN, infinities,
+/// signed zeros, a subnormal), alone and all in one run: `rt::fused_run`
+/// against the public ops, bit for bit; returns whether every run took
+/// the fused pass.
+fn check_more_step_run(rows: usize, cols: usize) -> bool {
+    use funcz::rt::Tracked;
+    let n = rows * cols;
+    let x = Tensor::from_vec(corners(n, 1), &[rows, cols]);
+    let w = Tensor::from_vec(corners(n, 2), &[rows, cols]);
+    let big = Tensor::from_vec(corners(n + 3, 3), &[n + 3]);
+    let off = big.narrow(0, 3, n).view([rows as i64, cols as i64]);
+    let row = Tensor::from_vec(corners(cols, 4), &[cols]);
+    let col = Tensor::from_vec(corners(rows, 5), &[rows, 1]);
+    let mut all_fused = true;
+    // One op at a time: the corners reach each op's formula.
+    for (name, step, public) in more_ops(&w, &row, &off, &col) {
+        let want = x.clone();
+        public(&want);
+        let mut y = x.clone();
+        let mut s = Tracked::root(&y);
+        let passes = funcz::rt::fused_passes();
+        funcz::rt::fused_run(&mut y, &mut s, &mut [step]);
+        all_fused &= funcz::rt::fused_passes() > passes;
+        assert_eq!(bits(&y), bits(&want), "{name} on {rows}x{cols}");
+        assert_eq!(y.version(), 1, "{name}: one version");
+        assert!(
+            want.to_vec().iter().any(|v| v.is_nan()) || n < 13,
+            "{name}: the corners reach NaN"
+        );
+    }
+    // All of them in one run (on values that stay mostly finite: each op
+    // sees ordinary values too).
+    let x = Tensor::from_vec(
+        (0..n).map(|i| 0.3 + (i % 17) as f32 * 0.11).collect(),
+        &[rows, cols],
+    );
+    let want = x.clone();
+    let (mut steps, publics): (Vec<_>, Vec<_>) = more_ops(&w, &row, &off, &col)
+        .into_iter()
+        .map(|(_, step, public)| (step, public))
+        .unzip();
+    for public in &publics {
+        public(&want);
+    }
+    let mut y = x.clone();
+    let mut s = Tracked::root(&y);
+    let passes = funcz::rt::fused_passes();
+    funcz::rt::fused_run(&mut y, &mut s, &mut steps);
+    all_fused &= funcz::rt::fused_passes() > passes;
+    assert_eq!(bits(&y), bits(&want), "the run on {rows}x{cols}");
+    assert_eq!(y.version(), 9, "one version per op");
+    all_fused
+}
+
+fn check_more_step_runs() {
+    for (rows, cols) in SHAPES {
+        let prev = funcz::rt::set_min_fused(0);
+        assert!(check_more_step_run(rows, cols), "{rows}x{cols} fused");
+        funcz::rt::set_min_fused(usize::MAX);
+        assert!(!check_more_step_run(rows, cols), "{rows}x{cols} op by op");
+        funcz::rt::set_min_fused(prev);
+    }
+}
+
+#[test]
+fn runs_of_more_float_ops_give_the_bits_of_the_public_ops() {
+    check_more_step_runs();
+}
+
+#[test]
+fn runs_of_more_float_ops_trace_as_the_public_ops_donated() {
+    use funcz::rt::Tracked;
+    use funcz::trace::Tracer;
+    let x = Tensor::from_vec(vec![0.5, -0.0, f32::INFINITY, 2.5, f32::NAN, -3.0], &[2, 3]);
+    let w = Tensor::rand(&[2, 3], 11);
+    let row = Tensor::rand(&[3], 12);
+    let off = Tensor::rand(&[2, 3], 13).add(0.5);
+    let col = Tensor::rand(&[2, 1], 14).add(0.5);
+    let tracer = || {
+        Tracer::new("more")
+            .input("x", &x)
+            .input("w", &w)
+            .input("row", &row)
+            .input("off", &off)
+            .input("col", &col)
+    };
+    // The run, traced (the traced run calls each step's in-place op, one
+    // by one, and records it as its functional twin).
+    let (fused, g_fused) = tracer().run(|| {
+        let (mut steps, _): (Vec<_>, Vec<_>) = more_ops(&w, &row, &off, &col)
+            .into_iter()
+            .map(|(_, step, public)| (step, public))
+            .unzip();
+        let mut y = x.clone();
+        let mut s = Tracked::root(&y);
+        funcz::rt::fused_run(&mut y, &mut s, &mut steps);
+        y
+    });
+    // The public ops, each donated as generated code does one op.
+    let functional = [
+        "rsqrt",
+        "reciprocal",
+        "sin",
+        "cos",
+        "erf",
+        "floor",
+        "round",
+        "addcmul1",
+        "addcdiv1",
+    ];
+    let (public, g_public) = tracer().run(|| {
+        let mut y = x.clone();
+        for ((_, _, op), f) in more_ops(&w, &row, &off, &col).into_iter().zip(functional) {
+            op(&y);
+            funcz::rt::donated(f, &mut y);
+        }
+        y
+    });
+    assert_eq!(bits(&fused), bits(&public));
+    assert_eq!(
+        g_fused.ops().join(" "),
+        "clone rsqrt reciprocal sin cos erf floor round addcmul addcdiv",
+        "{g_fused}"
+    );
+    assert_eq!(g_fused.to_string(), g_public.to_string());
+    let metas =
+        |g: &funcz::trace::Graph| -> Vec<_> { g.nodes().iter().map(|n| n.metas.clone()).collect() };
+    assert_eq!(metas(&g_fused), metas(&g_public));
+    assert!(
+        g_fused
+            .to_string()
+            .contains("aten::addcdiv(addcmul, off_1, col_1, 1.0)"),
+        "{g_fused}"
+    );
+    // The public in-place ops themselves still record their own names,
+    // their receiver as their output.
+    let y = x.clone();
+    let (_, g) = Tracer::new("inplace")
+        .input("y", &y)
+        .input("w", &w)
+        .input("row", &row)
+        .run(|| {
+            y.rsqrt_().sin_().addcmul1_(&w, &row);
+        });
+    assert_eq!(g.ops().join(" "), "rsqrt_ sin_ addcmul_", "{g}");
+    assert!(
+        g.to_string()
+            .contains("aten::addcmul_(sin_, w_1, row_1, 1.0)"),
+        "{g}"
+    );
+}
+
 /// Run by `without_avx2_the_blocked_pass_gives_the_same_bits` in a child
 /// process (`FUNCZ_NO_AVX2`: compiled kernels do not run, the blocked pass
 /// does).
@@ -402,6 +604,7 @@ fn child_checks_the_baseline_blocked_pass() {
         assert!(!funcz::rt::kernels_run(), "no compiled kernel runs");
         check_kernel_ops();
         check_step_runs();
+        check_more_step_runs();
         println!("FUNCZ_FUSION_CHILD ran");
     }
 }

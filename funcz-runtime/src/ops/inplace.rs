@@ -87,9 +87,9 @@ pub(crate) fn check_broadcast_to(op: &str, shape: &[usize], srcs: &[&[usize]]) {
 /// output (as for the handle the public op returns) without making a
 /// handle (an `Arc` increment and a layout copy) that the fused runs'
 /// op table would only drop.
-pub(crate) struct Same<'a, T: Element>(pub(crate) &'a Tensor<T>);
+pub(crate) struct Same<'a, T: Scalar>(pub(crate) &'a Tensor<T>);
 
-impl<T: Element> trace::Outputs for Same<'_, T> {
+impl<T: Scalar> trace::Outputs for Same<'_, T> {
     fn output_ids(&self) -> Vec<crate::tensor::TensorId> {
         trace::Outputs::output_ids(self.0)
     }
@@ -441,6 +441,16 @@ impl<T: Scalar> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn copy_(&self, src: &Tensor<T>) -> Tensor<T> {
+        self.copy_in_place(src);
+        self.handle()
+    }
+
+    /// [`copy_`](Tensor::copy_) without its returned handle (what the
+    /// write-back of a functionalized function's inputs calls: no handle
+    /// to make and drop per input).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn copy_in_place(&self, src: &Tensor<T>) {
         check_writable("copy_", &self.layout);
         assert_no_partial_overlap("copy_", "src", self, src);
         check_broadcast_to("copy_", self.shape(), &[src.shape()]);
@@ -454,9 +464,9 @@ impl<T: Scalar> Tensor<T> {
                     let v = values_as(src, self.shape());
                     scatter_into(&mut self.storage.write(), &self.layout, &v);
                 }
-                self.handle()
+                Same(self)
             },
-        )
+        );
     }
 
     /// A fresh tensor of `self`'s shape holding `src` broadcast to it (aten

@@ -148,9 +148,11 @@ fn one_arg<T: Element>(t: &Tensor<T>) -> impl FnOnce() -> Vec<Arg> + '_ {
     move || vec![t.to_arg()]
 }
 
-/// Defines `name(&self)` and `name_(&self)` for a float unary kernel.
+/// Defines `name(&self)`, `name_(&self)` and the crate-private
+/// `name_in_place(&self)` (what `name_` runs, without its returned handle:
+/// what a fused run's op table calls) for a float unary kernel.
 macro_rules! float_unary {
-    ($(($name:ident, $name_:ident, $k:expr, $doc:literal, $ex_in:expr, $ex_out:expr)),* $(,)?) => {
+    ($(($name:ident, $name_:ident, $name_in:ident, $k:expr, $doc:literal, $ex_in:expr, $ex_out:expr)),* $(,)?) => {
         impl<T: FloatElement> Tensor<T> {
             $(
                 #[doc = concat!("Elementwise ", $doc, " (aten `", stringify!($name), "`).")]
@@ -182,11 +184,21 @@ macro_rules! float_unary {
                 /// ```
                 #[track_caller]
                 pub fn $name_(&self) -> Tensor<T> {
+                    self.$name_in();
+                    self.handle()
+                }
+
+                #[doc = concat!("[`", stringify!($name_), "`](Tensor::", stringify!($name_),
+                    ") without its returned handle (what a fused run's op table calls: \
+                    no handle to make and drop per step).")]
+                #[track_caller]
+                #[inline]
+                pub(crate) fn $name_in(&self) {
                     check_writable(stringify!($name_), &self.layout);
                     trace::op(stringify!($name_), one_arg(self), || {
                         inplace_unary(stringify!($name_), self, $k);
-                        self.handle()
-                    })
+                        Same(self)
+                    });
                 }
             )*
         }
@@ -197,6 +209,7 @@ float_unary!(
     (
         rsqrt,
         rsqrt_,
+        rsqrt_in_place,
         |x: T| T::one() / x.sqrt(),
         "`1 / sqrt(x)`",
         [4.0, 0.25],
@@ -205,6 +218,7 @@ float_unary!(
     (
         reciprocal,
         reciprocal_,
+        reciprocal_in_place,
         |x: T| T::one() / x,
         "`1 / x`",
         [4.0, -0.5],
@@ -213,6 +227,7 @@ float_unary!(
     (
         sin,
         sin_,
+        sin_in_place,
         |x: T| x.sin(),
         "sine",
         [0.0, 1.0],
@@ -221,6 +236,7 @@ float_unary!(
     (
         cos,
         cos_,
+        cos_in_place,
         |x: T| x.cos(),
         "cosine",
         [0.0, 1.0],
@@ -229,6 +245,7 @@ float_unary!(
     (
         erf,
         erf_,
+        erf_in_place,
         erf_k,
         "error function",
         [0.0, 1.0],
@@ -237,6 +254,7 @@ float_unary!(
     (
         floor,
         floor_,
+        floor_in_place,
         |x: T| x.floor(),
         "floor",
         [1.5, -1.5],
@@ -245,6 +263,7 @@ float_unary!(
     (
         round,
         round_,
+        round_in_place,
         round_k,
         "rounding, half to even as PyTorch (`2.5` → `2`)",
         [2.5, -1.5],
@@ -419,7 +438,16 @@ impl<T: FloatElement> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn addcmul1_(&self, t1: &Tensor<T>, t2: &Tensor<T>) -> Tensor<T> {
-        addc_(self, t1, t2, "addcmul_", |x, a, b| x + a * b)
+        self.addcmul1_in_place(t1, t2);
+        self.handle()
+    }
+
+    /// [`addcmul1_`](Tensor::addcmul1_) without its returned handle (what a
+    /// fused run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn addcmul1_in_place(&self, t1: &Tensor<T>, t2: &Tensor<T>) {
+        addc_in_place(self, t1, t2, "addcmul_", |x, a, b| x + a * b);
     }
 
     /// `self + t1 / t2` (aten `addcdiv` with PyTorch's default
@@ -451,7 +479,16 @@ impl<T: FloatElement> Tensor<T> {
     /// ```
     #[track_caller]
     pub fn addcdiv1_(&self, t1: &Tensor<T>, t2: &Tensor<T>) -> Tensor<T> {
-        addc_(self, t1, t2, "addcdiv_", |x, a, b| x + a / b)
+        self.addcdiv1_in_place(t1, t2);
+        self.handle()
+    }
+
+    /// [`addcdiv1_`](Tensor::addcdiv1_) without its returned handle (what a
+    /// fused run's op table calls: no handle to make and drop per step).
+    #[track_caller]
+    #[inline]
+    pub(crate) fn addcdiv1_in_place(&self, t1: &Tensor<T>, t2: &Tensor<T>) {
+        addc_in_place(self, t1, t2, "addcdiv_", |x, a, b| x + a / b);
     }
 }
 
@@ -510,14 +547,16 @@ fn addc<T: FloatElement>(
     )
 }
 
+/// The in-place `self += t1 ∘ t2` of `addcmul1_` and `addcdiv1_` (`k` is
+/// `x + a * b` or `x + a / b`), recorded as `op(self, t1, t2, 1.0)`.
 #[track_caller]
-fn addc_<T: FloatElement>(
+fn addc_in_place<T: FloatElement>(
     s: &Tensor<T>,
     t1: &Tensor<T>,
     t2: &Tensor<T>,
     op: &'static str,
     k: impl Fn(T, T, T) -> T,
-) -> Tensor<T> {
+) {
     check_writable(op, &s.layout);
     assert_no_partial_overlap(op, "tensor1", s, t1);
     assert_no_partial_overlap(op, "tensor2", s, t2);
@@ -538,9 +577,9 @@ fn addc_<T: FloatElement>(
         || {
             let (v, shape) = ternary_values(op, s, t1, t2, k);
             write_values(op, s, &v, &shape);
-            s.handle()
+            Same(s)
         },
-    )
+    );
 }
 
 impl<T: Element> Tensor<T> {

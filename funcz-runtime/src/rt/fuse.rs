@@ -436,7 +436,7 @@ impl<T: FloatElement> Ops<T> {
     const RSQRT: OpFns<T> = OpFns {
         op: "rsqrt_",
         func: "rsqrt",
-        inplace: |t, _| drop(t.rsqrt_()),
+        inplace: |t, _| t.rsqrt_in_place(),
         functional: |t, _| t.rsqrt(),
         block: Some(fused::rsqrt::<T>),
     };
@@ -444,7 +444,7 @@ impl<T: FloatElement> Ops<T> {
     const RECIPROCAL: OpFns<T> = OpFns {
         op: "reciprocal_",
         func: "reciprocal",
-        inplace: |t, _| drop(t.reciprocal_()),
+        inplace: |t, _| t.reciprocal_in_place(),
         functional: |t, _| t.reciprocal(),
         block: Some(fused::reciprocal::<T>),
     };
@@ -484,7 +484,7 @@ impl<T: FloatElement> Ops<T> {
     const SIN: OpFns<T> = OpFns {
         op: "sin_",
         func: "sin",
-        inplace: |t, _| drop(t.sin_()),
+        inplace: |t, _| t.sin_in_place(),
         functional: |t, _| t.sin(),
         block: Some(fused::sin::<T>),
     };
@@ -492,7 +492,7 @@ impl<T: FloatElement> Ops<T> {
     const COS: OpFns<T> = OpFns {
         op: "cos_",
         func: "cos",
-        inplace: |t, _| drop(t.cos_()),
+        inplace: |t, _| t.cos_in_place(),
         functional: |t, _| t.cos(),
         block: Some(fused::cos::<T>),
     };
@@ -500,7 +500,7 @@ impl<T: FloatElement> Ops<T> {
     const ERF: OpFns<T> = OpFns {
         op: "erf_",
         func: "erf",
-        inplace: |t, _| drop(t.erf_()),
+        inplace: |t, _| t.erf_in_place(),
         functional: |t, _| t.erf(),
         block: Some(fused::erf::<T>),
     };
@@ -508,7 +508,7 @@ impl<T: FloatElement> Ops<T> {
     const FLOOR: OpFns<T> = OpFns {
         op: "floor_",
         func: "floor",
-        inplace: |t, _| drop(t.floor_()),
+        inplace: |t, _| t.floor_in_place(),
         functional: |t, _| t.floor(),
         block: Some(fused::floor::<T>),
     };
@@ -516,7 +516,7 @@ impl<T: FloatElement> Ops<T> {
     const ROUND: OpFns<T> = OpFns {
         op: "round_",
         func: "round",
-        inplace: |t, _| drop(t.round_()),
+        inplace: |t, _| t.round_in_place(),
         functional: |t, _| t.round(),
         block: Some(fused::round::<T>),
     };
@@ -554,7 +554,7 @@ impl<T: FloatElement> Ops<T> {
     const ADDCMUL1: OpFns<T> = OpFns {
         op: "addcmul1_",
         func: "addcmul1",
-        inplace: |t, s| drop(t.addcmul1_(s.at(), s.bt())),
+        inplace: |t, s| t.addcmul1_in_place(s.at(), s.bt()),
         functional: |t, s| t.addcmul1(s.at(), s.bt()),
         block: Some(fused::addcmul1::<T>),
     };
@@ -562,7 +562,7 @@ impl<T: FloatElement> Ops<T> {
     const ADDCDIV1: OpFns<T> = OpFns {
         op: "addcdiv1_",
         func: "addcdiv1",
-        inplace: |t, s| drop(t.addcdiv1_(s.at(), s.bt())),
+        inplace: |t, s| t.addcdiv1_in_place(s.at(), s.bt()),
         functional: |t, s| t.addcdiv1(s.at(), s.bt()),
         block: Some(fused::addcdiv1::<T>),
     };

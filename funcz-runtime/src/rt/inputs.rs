@@ -192,6 +192,10 @@ impl<X: InputKey + ?Sized> InputKey for &mut X {
 /// });
 /// assert!(r.is_err());
 /// ```
+///
+/// The panic points at the caller (`#[track_caller]`): for a
+/// `#[functionalize]` function, the function's own source, not funcz's.
+#[track_caller]
 #[inline]
 pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
     // Two tensors (the common case): one comparison, inlined into the
@@ -210,13 +214,16 @@ pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
 /// to 12), for [`check_inputs_disjoint_of`].
 pub trait InputKeys {
     /// [`check_inputs_disjoint`] of these inputs, `names[i]` naming the
-    /// `i`th.
+    /// `i`th. Its panic points at the caller of every implementation
+    /// (`#[track_caller]` here applies to them all).
+    #[track_caller]
     fn check_disjoint(&self, function: &str, names: &[&str]);
 }
 
 macro_rules! input_keys_tuple {
     ($($t:ident $i:tt),+) => {
         impl<$($t: InputKey + ?Sized),+> InputKeys for ($(&$t,)+) {
+            #[track_caller]
             #[inline]
             fn check_disjoint(&self, function: &str, names: &[&str]) {
                 check_inputs_disjoint(function, &[$((names[$i], &self.$i as &dyn InputKey)),+])
@@ -252,12 +259,17 @@ input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 /// let r = std::panic::catch_unwind(|| check_inputs_disjoint_of("f", &["a", "s"], (&a, &shared)));
 /// assert!(r.is_err());
 /// ```
+///
+/// The panic points at the caller (`#[track_caller]`), as
+/// [`check_inputs_disjoint`]'s.
+#[track_caller]
 #[inline]
 pub fn check_inputs_disjoint_of<K: InputKeys>(function: &str, names: &[&str], inputs: K) {
     inputs.check_disjoint(function, names)
 }
 
 /// [`check_inputs_disjoint`] past its two-tensor test.
+#[track_caller]
 #[inline(never)]
 fn check_inputs_disjoint_slow(function: &str, inputs: &[(&str, &dyn InputKey)]) {
     // The common case, a few tensors, without allocating: compare each
@@ -349,7 +361,7 @@ fn write_back_any<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
             return;
         }
     }
-    dst.copy_(value);
+    dst.copy_in_place(value);
 }
 
 /// True if two layouts of one storage name the same elements in the same
@@ -422,7 +434,7 @@ fn write_back_owned_any<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
         // Shrunk: the elements past its end are still the caller's.
         dst.clone().view_copy([-1]).slice_scatter(&flat, 0, 0, k, 1)
     };
-    dst.copy_(&new.view_copy(shape.as_slice()));
+    dst.copy_in_place(&new.view_copy(shape.as_slice()));
 }
 
 dispatch_f32! {
@@ -512,9 +524,9 @@ fn write_back_layout_any<T: Element>(dst: &mut Tensor<T>, base_value: &Tensor<T>
     if base_value.shape() != dst.shape() {
         dst.resize_([base_value.numel() as i64]);
         if base_value.dim() == 1 {
-            dst.copy_(base_value);
+            dst.copy_in_place(base_value);
         } else {
-            dst.copy_(&base_value.reshape([-1]));
+            dst.copy_in_place(&base_value.reshape([-1]));
         }
     } else {
         write_back_any(dst, base_value);
