@@ -385,21 +385,9 @@ fn lower_fn(
                 let var = lw.var(id);
                 let s = state_ident(id);
                 match p {
-                    // One call for the handle and its state (see
-                    // `rt::input_tracked`).
-                    Passing::Value if lw.input_state_only(id) => {
-                        prologue.push(pq!(
-                            #[allow(unused_mut)]
-                            let (mut #input, mut #s) = ::funcz::rt::input_tracked(&#ident);
-                        ));
-                        prologue.push(pq!(let mut #var = #ident;));
-                    }
-                    Passing::Ref | Passing::RefMut if lw.input_state_only(id) => {
-                        prologue.push(pq!(let #input = #ident;));
-                        prologue.push(pq!(
-                            let (mut #var, mut #s) = ::funcz::rt::input_tracked(&*#input);
-                        ));
-                    }
+                    // (Two calls, not one returning both: in optimized
+                    // builds a returned pair is copied into the two
+                    // locals, 440 bytes per mutated input per call.)
                     Passing::Value => {
                         // (`mut`: assigning the parameter rebinds it, see
                         // `Lowerer::lower_assign`.)
@@ -417,9 +405,7 @@ fn lower_fn(
                         prologue.push(pq!(let mut #var = ::funcz::rt::input(&*#input);));
                     }
                 }
-                if !lw.input_state_only(id) {
-                    prologue.extend(lw.root_prologue(id));
-                }
+                prologue.extend(lw.root_prologue(id));
                 let based = lw.facts.meta.contains(&id);
                 let b = base_ident(id);
                 exit.push(match (p, based) {

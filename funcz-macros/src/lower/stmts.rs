@@ -428,15 +428,6 @@ impl Lowerer<'_> {
         Some(pq!(#rt::check_fresh(#name, &#ident);))
     }
 
-    /// True if the state of tensor input `id` is its `Tracked::input`
-    /// alone (no hidden base): the prologue then takes the input's handle
-    /// and state in one call (`rt::input_tracked`).
-    pub fn input_state_only(&self, id: usize) -> bool {
-        !self.based(id)
-            && self.tracked_root(id)
-            && matches!(self.scopes.kind(id), Kind::Root { input: Some(_), .. })
-    }
-
     /// State (and hidden base) for a root that is mutated or re-laid-out.
     pub fn root_prologue(&self, id: usize) -> Vec<Stmt> {
         let rt = rt();

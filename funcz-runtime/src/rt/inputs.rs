@@ -16,22 +16,6 @@ pub fn input<T: Element>(t: &Tensor<T>) -> Tensor<T> {
     t.handle()
 }
 
-/// [`input`] and the [`Tracked::input`] state of the handle, in one call:
-/// the prologue of a mutated tensor input (one call instead of two keeps
-/// debug builds of annotated functions cheaper to type- and borrow-check).
-///
-/// ```
-/// let t = funcz_runtime::Tensor::<f32>::zeros(&[2]);
-/// let (h, _state) = funcz_runtime::rt::input_tracked(&t);
-/// assert!(h.same_storage(&t));
-/// ```
-#[inline]
-pub fn input_tracked<T: Element>(t: &Tensor<T>) -> (Tensor<T>, Tracked) {
-    let h = t.handle();
-    let state = Tracked::input(&h);
-    (h, state)
-}
-
 /// A handle to a tensor a struct or tuple field holds (`self.cache`,
 /// `c.0`), taken at entry: the functionalized body tracks the field like a
 /// tensor input, and its final value is written back into this handle's
