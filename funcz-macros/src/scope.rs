@@ -210,6 +210,12 @@ impl Scopes {
         &self.bindings[id].ident
     }
 
+    /// Binding `id`'s name as written (`x`, `r#type`), without asking the
+    /// compiler for its identifier's text again.
+    pub fn name_of(&self, id: usize) -> &str {
+        &self.declared[id].0
+    }
+
     /// The root a tensor binding's storage belongs to.
     pub fn root_of(&self, id: usize) -> Option<usize> {
         match self.kind(id) {

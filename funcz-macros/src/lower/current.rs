@@ -114,13 +114,18 @@ impl Lowerer<'_> {
     /// change: both values, then both states.
     fn alias_names(&self, id: usize) -> Names {
         let mut names = Names {
-            values: vec![self.var(id).to_string()],
-            states: vec![state_ident(id).to_string()],
+            values: vec![self.var_name(id)],
+            states: vec![format!("__fz_state_{id}")],
         };
         if let Kind::Alias { root } = self.scopes.kind(id) {
-            let (rv, rs) = self.root_value_state(*root);
-            names.values.push(rv.to_string());
-            names.states.push(rs.to_string());
+            let root = *root;
+            if self.based(root) {
+                names.values.push(format!("__fz_base_{root}"));
+                names.states.push(format!("__fz_base_state_{root}"));
+            } else {
+                names.values.push(self.var_name(root));
+                names.states.push(format!("__fz_state_{root}"));
+            }
         }
         names
     }
@@ -145,13 +150,16 @@ fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usi
     for (k, t) in tokens.iter().enumerate() {
         match t {
             TokenTree::Ident(i) => {
+                // (The identifier's text once: each comparison of an
+                // identifier with a string asks the compiler for it.)
+                let text = i.to_string();
                 let prev = k.checked_sub(1).map(|j| &tokens[j]);
                 let after_mut = matches!(prev, Some(TokenTree::Ident(m)) if m == "mut");
                 let after_ref = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '&');
                 let writes_value = after_mut || assigned(&tokens[k + 1..]);
                 for (id, ns) in names {
-                    let value = ns.values.iter().any(|n| i == n);
-                    let state = ns.states.iter().any(|n| i == n);
+                    let value = ns.values.contains(&text);
+                    let state = ns.states.contains(&text);
                     if (value && writes_value) || (state && !after_ref) {
                         named.insert(*id);
                     }
@@ -162,8 +170,9 @@ fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usi
                     k > 0 && matches!(&tokens[k - 1], TokenTree::Punct(p) if p.as_char() == '!');
                 if macro_args {
                     all_names(g.stream(), &mut |i| {
+                        let text = i.to_string();
                         for (id, ns) in names {
-                            if ns.values.iter().chain(&ns.states).any(|n| i == n) {
+                            if ns.values.iter().chain(&ns.states).any(|n| *n == text) {
                                 named.insert(*id);
                             }
                         }

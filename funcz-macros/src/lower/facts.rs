@@ -19,11 +19,20 @@ impl Lowerer<'_> {
     /// ends it, so two bindings never share one.
     pub fn var(&self, id: usize) -> Ident {
         if matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id) {
-            let name = self.scopes.ident(id).to_string();
-            let name = name.trim_start_matches("r#");
+            let name = self.scopes.name_of(id).trim_start_matches("r#");
             format_ident!("__fz_v_{}_{}", name, id, span = Span::mixed_site())
         } else {
             self.scopes.ident(id).clone()
+        }
+    }
+
+    /// The text of [`Self::var`], made without an identifier.
+    pub(super) fn var_name(&self, id: usize) -> String {
+        if matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id) {
+            let name = self.scopes.name_of(id).trim_start_matches("r#");
+            format!("__fz_v_{name}_{id}")
+        } else {
+            self.scopes.name_of(id).to_string()
         }
     }
 
