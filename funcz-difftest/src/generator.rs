@@ -2036,7 +2036,15 @@ impl Gen {
         ]);
         let operand = |g: &mut Self| {
             if tensors {
-                g.operand(shape)
+                let o = g.operand(shape);
+                // Sometimes an owned tensor (`x.add_(&w * 1.5f32)`): a
+                // fused run's step borrows it from a temporary
+                // (`rt::StepArg`).
+                if !o.ends_with("f32") && g.rng.chance(15) {
+                    format!("({o} * 1.5f32)")
+                } else {
+                    o
+                }
             } else {
                 g.scalar()
             }

@@ -1275,7 +1275,9 @@ fn pool_kinds_cover_every_kind() {
 #[test]
 fn runs_longer_than_the_reserved_steps_with_owned_operands() {
     // A fusion reserves room for 16 steps; longer runs (the macro writes
-    // up to 32) grow it. Owned operands are dropped after their step.
+    // up to 32) grow it. The unfused reference passes `Arg::O` operands as
+    // owned handles; the fusion borrows them (a step owns nothing, see
+    // `rt::StepArg`).
     let mut ops = Vec::new();
     for _ in 0..3 {
         ops.extend(chain10());
