@@ -859,6 +859,43 @@ fn regress_a_shadowed_struct_parameter_with_a_number_field() {
     });
 }
 
+// A block binds a mutated struct parameter's name again, then moves the
+// new binding (`let mut s = s;`): the move named the local, but the check
+// of whole uses took it for the parameter and refused the function ("`s`
+// is used as a whole", for code the original compiles). Found by the
+// differential generator (seed 6109). After the block `s` is the parameter
+// again: its fields are tracked and written back.
+variants!(shadowed_in_block, shadowed_in_block_f, shadowed_in_block_fv; fn (s: &mut Weights, x: &Tensor, y: &mut Tensor) -> Tensor {
+    s.w.mul_(2.0);
+    {
+        let s = Stats { counts: vec![], n: 0.5, w: x.clone(), m: vec![] };
+        let mut s = s;
+        s.n += 2.0;
+        y.add_(&s.w.mul(s.n).sum());
+    }
+    s.w.add_(&*y);
+    s.w.clone()
+});
+
+#[test]
+fn regress_a_struct_parameter_shadowed_in_a_block_and_moved() {
+    common::check(
+        "shadowed_in_block",
+        &[iota(&[2]), iota(&[2]).add(1.0), iota(&[2])],
+        |v, t| {
+            let (a, b) = t.split_at_mut(1);
+            let (b, c) = b.split_at_mut(1);
+            let mut s = Weights {
+                w: a[0].shallow_clone(),
+            };
+            let r = [shadowed_in_block, shadowed_in_block_f, shadowed_in_block_fv][v](
+                &mut s, &b[0], &mut c[0],
+            );
+            vec![r]
+        },
+    );
+}
+
 // The same for a field the body only reads: `cfg.v` of the new binding was
 // checked on the parameter (E0609); `cfg.w`, read from the parameter in the
 // new binding's initializer, is still checked.

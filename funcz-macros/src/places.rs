@@ -588,13 +588,25 @@ pub(crate) fn check_uses(block: &Block, places: &[Place], cx: &Ctxt) {
     struct Check<'a> {
         places: &'a [Place],
         cx: &'a Ctxt,
+        /// Per open block, the bases a `let` of it bound again so far: in
+        /// the rest of that block the name is a local, not the parameter
+        /// (`{ let s = Pair { .. }; let mut s = s; .. }`).
+        shadowed: Vec<Vec<String>>,
     }
     impl Check<'_> {
-        /// The tracked place `key` is, or lies inside.
+        /// The tracked place `key` is, or lies inside (none if its base is
+        /// a local that shadows the parameter here).
         fn holder(&self, key: &str) -> Option<&Place> {
+            let base = key.split('.').next().unwrap_or(key);
+            if self.is_shadowed(base) {
+                return None;
+            }
             self.places
                 .iter()
                 .find(|p| p.key == key || p.key.starts_with(&format!("{key}.")))
+        }
+        fn is_shadowed(&self, name: &str) -> bool {
+            self.shadowed.iter().any(|f| f.iter().any(|n| n == name))
         }
         fn refuse(&self, e: &dyn ToTokens, what: &str, place: &Place) {
             crate::diag::field_base_used_whole(self.cx, e, what, &place.key);
@@ -619,6 +631,7 @@ pub(crate) fn check_uses(block: &Block, places: &[Place], cx: &Ctxt) {
                 }
                 Expr::Path(_) => {
                     if let Some(name) = single_ident(e)
+                        && !self.is_shadowed(&name)
                         && let Some(p) = self.places.iter().find(|p| p.base == name)
                     {
                         self.refuse(e, &name, p);
@@ -637,8 +650,52 @@ pub(crate) fn check_uses(block: &Block, places: &[Place], cx: &Ctxt) {
                 _ => visit::visit_expr(self, e),
             }
         }
+        fn visit_block(&mut self, b: &'ast Block) {
+            self.shadowed.push(Vec::new());
+            for stmt in &b.stmts {
+                self.visit_stmt(stmt);
+                // After its initializer (which still sees the parameter),
+                // a `let` of a base's name shadows it.
+                if let syn::Stmt::Local(l) = stmt {
+                    let mut names = Vec::new();
+                    pat_names(&l.pat, &mut names);
+                    for n in names {
+                        if self.places.iter().any(|p| p.base == n) {
+                            self.shadowed.last_mut().expect("open block").push(n);
+                        }
+                    }
+                }
+            }
+            self.shadowed.pop();
+        }
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            // The pattern binds names, it reads none.
+            if let Some(init) = &l.init {
+                self.visit_expr(&init.expr);
+                if let Some((_, diverge)) = &init.diverge {
+                    self.visit_expr(diverge);
+                }
+            }
+        }
         fn visit_macro(&mut self, _m: &'ast syn::Macro) {}
         fn visit_item(&mut self, _i: &'ast syn::Item) {}
     }
-    Check { places, cx }.visit_block(block);
+    Check {
+        places,
+        cx,
+        shadowed: Vec::new(),
+    }
+    .visit_block(block);
+}
+
+/// The names a pattern binds.
+fn pat_names(p: &syn::Pat, out: &mut Vec<String>) {
+    struct Names<'a>(&'a mut Vec<String>);
+    impl<'ast> Visit<'ast> for Names<'_> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0.push(p.ident.to_string());
+            visit::visit_pat_ident(self, p);
+        }
+    }
+    Names(out).visit_pat(p);
 }

@@ -14,4 +14,17 @@ fn append(c: &mut Cache, k: &Tensor) {
     peek(c);
 }
 
+// A block may bind the name again (there it is a local); after the block
+// it is the parameter, and a whole use is refused as before.
+#[functionalize]
+fn append_after_a_shadowing_block(c: &mut Cache, k: &Tensor) {
+    c.cache.narrow(0, 0, 1).copy_(k);
+    {
+        let c = Cache { cache: k.clone() };
+        let c = c;
+        peek(&c);
+    }
+    peek(c);
+}
+
 fn main() {}
