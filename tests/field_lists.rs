@@ -896,6 +896,38 @@ fn regress_a_struct_parameter_shadowed_in_a_block_and_moved() {
     );
 }
 
+// The help of an in-place op on a field of a struct made in the function
+// (funcz-ui/tests/ui/untracked_local_struct_field.rs): the out-of-place op,
+// assigned, compiles and gives the original's values.
+pub struct Scaled {
+    pub a: Tensor,
+    pub n: f32,
+}
+
+variants!(local_struct_field, local_struct_field_f, local_struct_field_fv; fn (x: &Tensor, y: &mut Tensor) {
+    let mut s = Scaled { a: x.clone(), n: 0.5 };
+    s.n += 2.0;
+    s.a = s.a.mul(s.n);
+    y.add_(&s.a.sum());
+});
+
+#[test]
+fn the_help_for_an_in_place_op_on_a_local_struct_field_works() {
+    let [g, _] = common::check("local_struct_field", &[iota(&[3]), iota(&[3])], |v, t| {
+        let (a, b) = t.split_at_mut(1);
+        [
+            local_struct_field,
+            local_struct_field_f,
+            local_struct_field_fv,
+        ][v](&a[0], &mut b[0]);
+        vec![]
+    });
+    assert!(g.is_functional(), "{g}");
+    let (x, mut y) = (iota(&[3]), iota(&[3]));
+    local_struct_field_f(&x, &mut y);
+    assert_eq!(y.to_vec(), vec![7.5, 8.5, 9.5]);
+}
+
 // The same for a field the body only reads: `cfg.v` of the new binding was
 // checked on the parameter (E0609); `cfg.w`, read from the parameter in the
 // new binding's initializer, is still checked.

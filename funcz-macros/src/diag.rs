@@ -383,6 +383,8 @@ pub(crate) fn inplace_in_closure(lw: &Lowerer<'_>, m: &syn::ExprMethodCall) {
 /// An element of a collection held in a field (`opt.m[i].mul_(..)`, an
 /// optimizer's state) gets a help of its own.
 /// (funcz-ui/tests/ui/untracked_field_element.rs)
+/// So does a field of a struct made in the function (`let s = Pair { .. };
+/// s.a.mul_(..)`). (funcz-ui/tests/ui/untracked_local_struct_field.rs)
 pub(crate) fn inplace_on_untracked(lw: &Lowerer<'_>, receiver: &Expr, op: &str) {
     let mut bare = receiver;
     while let Expr::Paren(p) = bare {
@@ -395,6 +397,20 @@ pub(crate) fn inplace_on_untracked(lw: &Lowerer<'_>, receiver: &Expr, op: &str) 
                 "give the collection to the function as a slice parameter: `fn step(m: &mut [Tensor], ..)`, \
                  called as `step(&mut {coll}, ..)`, where `m[i].{op}(..)` is an input's element that \
                  #[functionalize] writes back"
+            )
+        }
+        Expr::Field(f) if matches!(&*f.base, Expr::Path(_)) => {
+            let recv = bare.to_token_stream().to_string().replace(' ', "");
+            let functional = op.strip_suffix('_').unwrap_or(op);
+            format!(
+                "#[functionalize] tracks the fields of struct parameters, not of structs made in the function: \
+                 assign the out-of-place op \
+                 instead, `{recv} = {recv}.{functional}(..);`, or make the tensor a local of its own \
+                 (`let {}: Tensor = ...;`), mutate it, and build the struct after",
+                match &f.member {
+                    syn::Member::Named(n) => n.to_string(),
+                    syn::Member::Unnamed(_) => "t".to_string(),
+                }
             )
         }
         _ => "pass the tensor as a parameter (`&Tensor`, `&mut Tensor`, `&mut [Tensor]`), or bind it with a \
