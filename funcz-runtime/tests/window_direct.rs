@@ -129,8 +129,8 @@ fn window_ops_match_the_tensor_ops() {
         (
             "sub_",
             "sub",
-            |w| w.sub_(&Tensor::ones(&[3])),
-            |t| drop(t.sub_(&Tensor::ones(&[3]))),
+            |w| w.sub_(Tensor::ones(&[3])),
+            |t| drop(t.sub_(Tensor::ones(&[3]))),
         ),
         ("mul_", "mul", |w| w.mul_(-3.0), |t| drop(t.mul_(-3.0))),
         ("div_", "div", |w| w.div_(4.0), |t| drop(t.div_(4.0))),
