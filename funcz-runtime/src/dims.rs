@@ -100,6 +100,16 @@ impl Dims {
         self
     }
 
+    /// A copy, field by field (see [`Layout::copied`](crate::Layout)).
+    #[inline(always)]
+    pub(crate) fn copied(&self) -> Dims {
+        let [a, b, c, d, e, f, g, h] = self.data;
+        Dims {
+            len: self.len,
+            data: [a, b, c, d, e, f, g, h],
+        }
+    }
+
     /// The entries as a `Vec`.
     pub fn to_vec(&self) -> Vec<usize> {
         self.deref().to_vec()

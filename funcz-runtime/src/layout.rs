@@ -62,6 +62,18 @@ impl Layout {
         }
     }
 
+    /// A copy of this layout, field by field: a whole `Layout` (152
+    /// bytes) is copied by a call to `memcpy`, its fields by a few moves
+    /// each (on the hot paths that copy a tensor's layout).
+    #[inline(always)]
+    pub(crate) fn copied(&self) -> Layout {
+        Layout {
+            shape: self.shape.copied(),
+            strides: self.strides.copied(),
+            offset: self.offset,
+        }
+    }
+
     /// Number of dimensions.
     pub fn ndim(&self) -> usize {
         self.shape.len()

@@ -132,7 +132,7 @@ impl<T: Scalar> Tensor<T> {
     pub(crate) fn handle(&self) -> Self {
         Tensor {
             storage: Arc::clone(&self.storage),
-            layout: self.layout,
+            layout: self.layout.copied(),
             id: self.id,
         }
     }

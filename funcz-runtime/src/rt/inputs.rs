@@ -217,7 +217,43 @@ macro_rules! input_keys_tuple {
 }
 
 input_keys_tuple!(A 0);
-input_keys_tuple!(A 0, B 1);
+
+// Two inputs (the common case) compare their storages before building the
+// slice of names and keys, which only a clash or a collection input needs:
+// inlined into the generated function, the test is two loads and a
+// comparison.
+impl<A: InputKey + ?Sized, B: InputKey + ?Sized> InputKeys for (&A, &B) {
+    #[track_caller]
+    #[inline]
+    fn check_disjoint(&self, function: &str, names: &[&str]) {
+        if let (Some(x), Some(y)) = (self.0.single_key(), self.1.single_key())
+            && x != y
+        {
+            return;
+        }
+        check_pair_slow(function, names, self.0, self.1)
+    }
+}
+
+/// The two-input [`InputKeys::check_disjoint`] past its test.
+#[cold]
+#[track_caller]
+#[inline(never)]
+fn check_pair_slow<A: InputKey + ?Sized, B: InputKey + ?Sized>(
+    function: &str,
+    names: &[&str],
+    a: &A,
+    b: &B,
+) {
+    check_inputs_disjoint_slow(
+        function,
+        &[
+            (names[0], &a as &dyn InputKey),
+            (names[1], &b as &dyn InputKey),
+        ],
+    )
+}
+
 input_keys_tuple!(A 0, B 1, C 2);
 input_keys_tuple!(A 0, B 1, C 2, D 3);
 input_keys_tuple!(A 0, B 1, C 2, D 3, E 4);

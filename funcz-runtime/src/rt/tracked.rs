@@ -164,14 +164,17 @@ impl Tracked {
     /// state is written once, in place, and compiled once).
     #[inline(never)]
     fn of_root(layout: &Layout, caller: usize) -> Self {
+        // (Tested first, so that the state is then written straight from
+        // `layout`, with no call in between to keep its parts across.)
+        let overlaps = !layout.is_contiguous() && layout.has_internal_overlap();
         Tracked {
             chain: Chain::Empty,
             generation: 0,
             epoch: 0,
             detached: None,
             orig: Orig {
-                layout: *layout,
-                overlaps: !layout.is_contiguous() && layout.has_internal_overlap(),
+                layout: layout.copied(),
+                overlaps,
             },
             element: false,
             caller,

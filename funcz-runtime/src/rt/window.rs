@@ -19,6 +19,7 @@
 
 use crate::element::Element;
 use crate::layout::Layout;
+use crate::ops::Operand;
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -57,6 +58,139 @@ impl<T: Element> Deref for Window<T> {
     #[inline]
     fn deref(&self) -> &Tensor<T> {
         &self.view
+    }
+}
+
+// The user's in-place op on a window, whose result the statement discards
+// (`rt::window` is only emitted for `root.view(..).op_(..);`): the ops'
+// own twins, which do not make and drop the handle `Tensor`'s ops return
+// (a reference count and a layout copied each way). Other ops reach the
+// view's `Tensor` methods through `Deref`.
+impl<T: Element> Window<T> {
+    /// The view's [`copy_`](Tensor::copy_), without its returned handle.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+    /// use funcz_runtime::Tensor;
+    /// let mut x = Tensor::<f32>::zeros(&[2, 2]);
+    /// let mut s = Tracked::root(&x);
+    /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views);
+    /// w.copy_(&Tensor::ones(&[1, 2]));
+    /// rt::window_done("copy_", "copy", &mut x, &mut s, &mut w, Mode::Views);
+    /// assert_eq!(x.to_vec(), vec![0.0, 0.0, 1.0, 1.0]);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn copy_(&self, src: &Tensor<T>) {
+        self.view.copy_in_place(src)
+    }
+
+    /// The view's [`add_`](Tensor::add_), without its returned handle.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+    /// use funcz_runtime::Tensor;
+    /// let mut x = Tensor::<f32>::zeros(&[2, 2]);
+    /// let mut s = Tracked::root(&x);
+    /// let mut w = rt::window(&mut x, &mut s, ViewMeta::select(1, 0), Mode::Views);
+    /// w.add_(2.0);
+    /// rt::window_done("add_", "add", &mut x, &mut s, &mut w, Mode::Views);
+    /// assert_eq!(x.to_vec(), vec![2.0, 0.0, 2.0, 0.0]);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn add_(&self, other: impl Operand<T>) {
+        self.view.add_in_place(other)
+    }
+
+    /// The view's [`sub_`](Tensor::sub_), without its returned handle.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+    /// use funcz_runtime::Tensor;
+    /// let mut x = Tensor::<f32>::zeros(&[2]);
+    /// let mut s = Tracked::root(&x);
+    /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views);
+    /// w.sub_(1.0);
+    /// rt::window_done("sub_", "sub", &mut x, &mut s, &mut w, Mode::Views);
+    /// assert_eq!(x.to_vec(), vec![0.0, -1.0]);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn sub_(&self, other: impl Operand<T>) {
+        self.view.sub_in_place(other)
+    }
+
+    /// The view's [`mul_`](Tensor::mul_), without its returned handle.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+    /// use funcz_runtime::Tensor;
+    /// let mut x = Tensor::<f32>::ones(&[2]);
+    /// let mut s = Tracked::root(&x);
+    /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 0, 1), Mode::Views);
+    /// w.mul_(3.0);
+    /// rt::window_done("mul_", "mul", &mut x, &mut s, &mut w, Mode::Views);
+    /// assert_eq!(x.to_vec(), vec![3.0, 1.0]);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn mul_(&self, other: impl Operand<T>) {
+        self.view.mul_in_place(other)
+    }
+
+    /// The view's [`div_`](Tensor::div_), without its returned handle.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+    /// use funcz_runtime::Tensor;
+    /// let mut x = Tensor::<f32>::ones(&[2]);
+    /// let mut s = Tracked::root(&x);
+    /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 0, 1), Mode::Views);
+    /// w.div_(4.0);
+    /// rt::window_done("div_", "div", &mut x, &mut s, &mut w, Mode::Views);
+    /// assert_eq!(x.to_vec(), vec![0.25, 1.0]);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn div_(&self, other: impl Operand<T>) {
+        self.view.div_in_place(other)
+    }
+
+    /// The view's [`fill_`](Tensor::fill_), without its returned handle.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+    /// use funcz_runtime::Tensor;
+    /// let mut x = Tensor::<f32>::zeros(&[3]);
+    /// let mut s = Tracked::root(&x);
+    /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 1, 2), Mode::Views);
+    /// w.fill_(7.0);
+    /// rt::window_done("fill_", "fill", &mut x, &mut s, &mut w, Mode::Views);
+    /// assert_eq!(x.to_vec(), vec![0.0, 7.0, 7.0]);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn fill_(&self, value: T) {
+        self.view.fill_in_place(value)
+    }
+
+    /// The view's [`zero_`](Tensor::zero_), without its returned handle.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+    /// use funcz_runtime::Tensor;
+    /// let mut x = Tensor::<f32>::ones(&[3]);
+    /// let mut s = Tracked::root(&x);
+    /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 0, 2), Mode::Views);
+    /// w.zero_();
+    /// rt::window_done("zero_", "zero", &mut x, &mut s, &mut w, Mode::Views);
+    /// assert_eq!(x.to_vec(), vec![0.0, 0.0, 1.0]);
+    /// ```
+    #[track_caller]
+    #[inline]
+    pub fn zero_(&self) {
+        self.view.zero_in_place()
     }
 }
 
@@ -110,7 +244,13 @@ pub fn window<T: Element>(
 /// place (what `Tensor::narrow` computes, with its checks and panics).
 #[inline(never)]
 fn direct_narrow<T: Element>(root: &Tensor<T>, dim: i64, start: i64, length: i64) -> Window<T> {
-    let (d, s, e) = narrow_window("narrow", &root.layout, dim, start, length);
+    // (A window inside the root, given by a dimension, start and length
+    // that need no wrapping, is taken as it is, without the call; anything
+    // else gets `narrow`'s own checks, panics and negative indices.)
+    let (d, s, e) = match plain_window(&root.layout, dim, start, length) {
+        Some(w) => w,
+        None => narrow_window("narrow", &root.layout, dim, start, length),
+    };
     // The root is row-major from offset 0 (`window_begin`), so the view's
     // offset is `s * stride`, which fits unless the view is empty (and even
     // then only with huge strides): there `narrow` panics as it should.
@@ -130,6 +270,19 @@ fn direct_narrow<T: Element>(root: &Tensor<T>, dim: i64, start: i64, length: i64
         },
         kind: Kind::Direct,
     }
+}
+
+/// `narrow(dim, start, length)`'s `(dim, start, end)` on `l` when `dim`,
+/// `start` and `length` are non-negative and the window lies inside
+/// dimension `dim` (what [`narrow_window`] computes then); `None`
+/// otherwise.
+#[inline(always)]
+fn plain_window(l: &Layout, dim: i64, start: i64, length: i64) -> Option<(usize, usize, usize)> {
+    let d = usize::try_from(dim).ok()?;
+    let size = *l.shape.get(d)?;
+    let s = usize::try_from(start).ok()?;
+    let n = usize::try_from(length).ok()?;
+    (s <= size && n <= size - s).then_some((d, s, s + n))
 }
 
 /// [`window`]'s direct path for any window view (while a trace records,
