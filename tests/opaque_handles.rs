@@ -290,3 +290,52 @@ variants!(captured, captured_f, captured_fv; fn (x: &Tensor) -> Tensor {
 fn the_help_for_a_captured_tensor_works() {
     run("captured", [captured, captured_f, captured_fv]);
 }
+
+// An element removed from an input collection and then mutated: the
+// caller's other handle of it sees the mutation in the original, which the
+// functionalized function cannot write back, so the freshness check
+// refuses it at run time, pointing at the function (`#[track_caller]`),
+// and its help names the forms that work.
+#[funcz::functionalize]
+fn removed_then_mutated(xs: &mut Vec<Tensor>) -> Tensor {
+    let x = xs.remove(0);
+    x.add_(1.0);
+    x
+}
+
+#[test]
+fn a_removed_element_mutated_panics_at_the_function_with_a_help() {
+    let a = iota(&[2]);
+    let mut xs = vec![a.shallow_clone(), iota(&[2])];
+    let location = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let seen = location.clone();
+    let me = std::thread::current().id();
+    let old = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        // (Only this test's thread: the others run beside it.)
+        if std::thread::current().id() == me
+            && let Some(l) = info.location()
+        {
+            *seen.lock().unwrap() = l.file().to_string();
+        }
+    }));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        removed_then_mutated(&mut xs)
+    }));
+    std::panic::set_hook(old);
+    let msg = r.expect_err("refused at run time");
+    let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        msg.contains("`x` comes from a call #[functionalize] cannot see into"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("`x: &mut Tensor`") && msg.contains("`.clone()`"),
+        "{msg}"
+    );
+    assert_eq!(*location.lock().unwrap(), file!());
+    // Without another handle, the original's values.
+    let mut xs = vec![iota(&[2]), iota(&[2])];
+    assert_eq!(removed_then_mutated(&mut xs).to_vec(), vec![1.0, 2.0]);
+    assert_eq!(xs.len(), 1);
+}

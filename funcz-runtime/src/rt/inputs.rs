@@ -615,13 +615,19 @@ impl<T: Element> Owned for &mut Tensor<T> {
 /// `#[functionalize]` treats such a value as a fresh tensor, so if it were
 /// a view of an input or of another tensor of the function, its mutation
 /// would not reach them as it does in the original program.
+///
+/// The panic points at the caller (the generated check).
+#[track_caller]
 pub fn check_fresh<T: Element>(name: &str, value: &Tensor<T>) {
     let n = value.storage_use_count();
     if n > 1 {
         panic!(
             "funcz: `{name}` comes from a call #[functionalize] cannot see into and shares its storage with \
-             {} other handle(s) (shape {:?}); mutating it would not be written back to them. help: make the view \
-             in the functionalized function itself, or `.clone()` the call's result",
+             {} other handle(s) (shape {:?}); in the original, mutating it changes what they see, and the \
+             functionalized function cannot write the change back to them. help: make the view in the \
+             functionalized function itself (`x.narrow(..)` of a parameter `x`), or pass the tensor in as a \
+             parameter (`x: &mut Tensor`) and mutate it there, or `.clone()` the call's result if the other \
+             handles must not see the change",
             n - 1,
             value.shape()
         );
