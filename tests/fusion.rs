@@ -297,19 +297,26 @@ fn corners(n: usize, seed: usize) -> Vec<f32> {
         .collect()
 }
 
+/// The receiver and operands of the step runs on `rows`x`cols` float
+/// corners: `x` and `w` of that shape, `off` of that shape at an offset
+/// into its storage, a row and a column that broadcast.
+fn operands(rows: usize, cols: usize) -> [Tensor; 5] {
+    let n = rows * cols;
+    let x = Tensor::from_vec(corners(n, 1), &[rows, cols]);
+    let w = Tensor::from_vec(corners(n, 2), &[rows, cols]);
+    let big = Tensor::from_vec(corners(n + 3, 3), &[n + 3]);
+    let off = big.narrow(0, 3, n).view([rows as i64, cols as i64]);
+    let row = Tensor::from_vec(corners(cols, 4), &[cols]);
+    let col = Tensor::from_vec(corners(rows, 5), &[rows, 1]);
+    [x, w, off, row, col]
+}
+
 /// Every kind of operand and op of the fused pass, on `rows`x`cols`: the
 /// run of `rt::fused_run` against the ops one by one, bit for bit; returns
 /// whether the run took the fused pass.
 fn check_step_run(rows: usize, cols: usize) -> bool {
     use funcz::rt::{Step, Tracked};
-    let n = rows * cols;
-    let x = Tensor::from_vec(corners(n, 1), &[rows, cols]);
-    let w = Tensor::from_vec(corners(n, 2), &[rows, cols]);
-    // A contiguous operand at an offset into its storage.
-    let big = Tensor::from_vec(corners(n + 3, 3), &[n + 3]);
-    let off = big.narrow(0, 3, n).view([rows as i64, cols as i64]);
-    let row = Tensor::from_vec(corners(cols, 4), &[cols]);
-    let col = Tensor::from_vec(corners(rows, 5), &[rows, 1]);
+    let [x, w, off, row, col] = operands(rows, cols);
     let one = Tensor::from_vec(vec![1.5], &[1]);
     let want = x.clone();
     want.mul_(1.01);
@@ -378,14 +385,19 @@ const SHAPES: [(usize, usize); 9] = [
     (5, 4099),
 ];
 
-fn check_step_runs() {
+/// `check` on every shape, fused (it must say so) and op by op.
+fn fused_and_op_by_op(check: fn(usize, usize) -> bool) {
     for (rows, cols) in SHAPES {
         let prev = funcz::rt::set_min_fused(0);
-        assert!(check_step_run(rows, cols), "{rows}x{cols} fused");
+        assert!(check(rows, cols), "{rows}x{cols} fused");
         funcz::rt::set_min_fused(usize::MAX);
-        assert!(!check_step_run(rows, cols), "{rows}x{cols} op by op");
+        assert!(!check(rows, cols), "{rows}x{cols} op by op");
         funcz::rt::set_min_fused(prev);
     }
+}
+
+fn check_step_runs() {
+    fused_and_op_by_op(check_step_run);
 }
 
 #[test]
@@ -450,12 +462,7 @@ use funcz::rt::Step;
 fn check_more_step_run(rows: usize, cols: usize) -> bool {
     use funcz::rt::Tracked;
     let n = rows * cols;
-    let x = Tensor::from_vec(corners(n, 1), &[rows, cols]);
-    let w = Tensor::from_vec(corners(n, 2), &[rows, cols]);
-    let big = Tensor::from_vec(corners(n + 3, 3), &[n + 3]);
-    let off = big.narrow(0, 3, n).view([rows as i64, cols as i64]);
-    let row = Tensor::from_vec(corners(cols, 4), &[cols]);
-    let col = Tensor::from_vec(corners(rows, 5), &[rows, 1]);
+    let [x, w, off, row, col] = operands(rows, cols);
     let mut all_fused = true;
     // One op at a time: the corners reach each op's formula.
     for (name, step, public) in more_ops(&w, &row, &off, &col) {
@@ -498,13 +505,7 @@ fn check_more_step_run(rows: usize, cols: usize) -> bool {
 }
 
 fn check_more_step_runs() {
-    for (rows, cols) in SHAPES {
-        let prev = funcz::rt::set_min_fused(0);
-        assert!(check_more_step_run(rows, cols), "{rows}x{cols} fused");
-        funcz::rt::set_min_fused(usize::MAX);
-        assert!(!check_more_step_run(rows, cols), "{rows}x{cols} op by op");
-        funcz::rt::set_min_fused(prev);
-    }
+    fused_and_op_by_op(check_more_step_run);
 }
 
 #[test]

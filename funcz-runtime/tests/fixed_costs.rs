@@ -4,20 +4,19 @@
 //! one, and the `f32` instances of the runtime helpers against the
 //! generic bodies (the same calls on `f64`).
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::catch_unwind;
 
 use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
 use funcz_runtime::trace::Tracer;
 use funcz_runtime::view::shape::{narrow_bounds, narrow_layout, slice_layout};
 use funcz_runtime::{Dims, Layout, Tensor};
 
+#[path = "support/outcome.rs"]
+mod outcome;
+
+/// The panic message of `f`, or `None` if it returns.
 fn panic_message(f: impl FnOnce()) -> Option<String> {
-    catch_unwind(AssertUnwindSafe(f)).err().map(|e| {
-        e.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
+    outcome::outcome(f).err()
 }
 
 /// `narrow(dim, start, length)` is `slice(dim, s, e, 1)` with the bounds

@@ -13,13 +13,12 @@ use funcz_runtime::rt::{self, InputKey, Mode, Tracked, ViewMeta};
 use funcz_runtime::trace::Tracer;
 use funcz_runtime::{Layout, Tensor};
 
+#[path = "support/outcome.rs"]
+mod outcome;
+
+/// The panic message of `f`, or `None` if it returns.
 fn panic_message(f: impl FnOnce()) -> Option<String> {
-    catch_unwind(AssertUnwindSafe(f)).err().map(|e| {
-        e.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
+    outcome::outcome(f).err()
 }
 
 fn iota(shape: &[usize]) -> Tensor<f32> {
