@@ -17,6 +17,24 @@ use syn::{Block, Expr};
 
 use crate::places::{Place, chain_start, loop_elements, op_kind, place_key, single_ident};
 
+/// The key (`st.n`) of `e` if it is a field of one of `bases`, not bound
+/// again so far (`rebound`), that neither is, lies in nor holds a tracked
+/// place.
+fn untracked_field(
+    e: &Expr,
+    bases: &HashSet<String>,
+    rebound: &HashSet<String>,
+    places: &[Place],
+) -> Option<String> {
+    let (base, key) = place_key(e)?;
+    let tracked = places.iter().any(|p| {
+        p.key == key
+            || key.starts_with(&format!("{}.", p.key))
+            || p.key.starts_with(&format!("{key}."))
+    });
+    (bases.contains(&base) && !rebound.contains(&base) && !tracked).then_some(key)
+}
+
 /// The fields of `bases` that the body compound-assigns (`st.n += 1.0`,
 /// `st.counts[i] -= 1.0`, `*c += 1.0` in `for c in st.counts.iter_mut()`)
 /// and that are not `places`: the body does not
@@ -77,14 +95,7 @@ pub(crate) fn untracked_compounds(
                     Some((_, list)) => list.clone(),
                     None => start.expr.clone(),
                 };
-                if let Some((base, key)) = place_key(&start)
-                    && self.bases.contains(&base)
-                    && !self.rebound.contains(&base)
-                    && !self.places.iter().any(|p| {
-                        p.key == key
-                            || key.starts_with(&format!("{}.", p.key))
-                            || p.key.starts_with(&format!("{key}."))
-                    })
+                if let Some(key) = untracked_field(&start, self.bases, &self.rebound, self.places)
                     && !self.out.iter().any(|(k, _, _)| *k == key)
                 {
                     // The error points at the assignment.
@@ -129,14 +140,7 @@ pub(crate) fn field_reads(
     }
     impl Scan<'_> {
         fn note(&mut self, e: &Expr) {
-            if let Some((base, key)) = place_key(e)
-                && self.bases.contains(&base)
-                && !self.rebound.contains(&base)
-                && !self.places.iter().any(|p| {
-                    p.key == key
-                        || key.starts_with(&format!("{}.", p.key))
-                        || p.key.starts_with(&format!("{key}."))
-                })
+            if let Some(key) = untracked_field(e, self.bases, &self.rebound, self.places)
                 && !self.out.iter().any(|(k, _)| *k == key)
             {
                 self.out.push((key, e.clone()));

@@ -657,9 +657,10 @@ pub(crate) fn check_uses(block: &Block, places: &[Place], cx: &Ctxt) {
                 // After its initializer (which still sees the parameter),
                 // a `let` of a base's name shadows it.
                 if let syn::Stmt::Local(l) = stmt {
-                    let mut names = Vec::new();
-                    pat_names(&l.pat, &mut names);
-                    for n in names {
+                    for n in crate::lower::pat_idents(&l.pat)
+                        .iter()
+                        .map(|i| i.to_string())
+                    {
                         if self.places.iter().any(|p| p.base == n) {
                             self.shadowed.last_mut().expect("open block").push(n);
                         }
@@ -686,16 +687,4 @@ pub(crate) fn check_uses(block: &Block, places: &[Place], cx: &Ctxt) {
         shadowed: Vec::new(),
     }
     .visit_block(block);
-}
-
-/// The names a pattern binds.
-fn pat_names(p: &syn::Pat, out: &mut Vec<String>) {
-    struct Names<'a>(&'a mut Vec<String>);
-    impl<'ast> Visit<'ast> for Names<'_> {
-        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.0.push(p.ident.to_string());
-            visit::visit_pat_ident(self, p);
-        }
-    }
-    Names(out).visit_pat(p);
 }

@@ -229,17 +229,33 @@ impl Scopes {
 
 /// The hidden state variable of binding `id` (`Tracked` or `Vec<Tracked>`).
 pub(crate) fn state_ident(id: usize) -> Ident {
-    format_ident!("__fz_state_{}", id, span = Span::mixed_site())
+    Ident::new(&state_name(id), Span::mixed_site())
+}
+
+/// The text of [`state_ident`] (what `lower/current.rs` looks for in
+/// generated tokens).
+pub(crate) fn state_name(id: usize) -> String {
+    format!("__fz_state_{id}")
 }
 
 /// The hidden base of a root whose layout is changed in place.
 pub(crate) fn base_ident(id: usize) -> Ident {
-    format_ident!("__fz_base_{}", id, span = Span::mixed_site())
+    Ident::new(&base_name(id), Span::mixed_site())
+}
+
+/// The text of [`base_ident`].
+pub(crate) fn base_name(id: usize) -> String {
+    format!("__fz_base_{id}")
 }
 
 /// The hidden state of that hidden base.
 pub(crate) fn base_state_ident(id: usize) -> Ident {
-    format_ident!("__fz_base_state_{}", id, span = Span::mixed_site())
+    Ident::new(&base_state_name(id), Span::mixed_site())
+}
+
+/// The text of [`base_state_ident`].
+pub(crate) fn base_state_name(id: usize) -> String {
+    format!("__fz_base_state_{id}")
 }
 
 /// The caller's handle of an input, kept for the write-back at exit.

@@ -115,16 +115,16 @@ impl Lowerer<'_> {
     fn alias_names(&self, id: usize) -> Names {
         let mut names = Names {
             values: vec![self.var_name(id)],
-            states: vec![format!("__fz_state_{id}")],
+            states: vec![crate::scope::state_name(id)],
         };
         if let Kind::Alias { root } = self.scopes.kind(id) {
             let root = *root;
             if self.based(root) {
-                names.values.push(format!("__fz_base_{root}"));
-                names.states.push(format!("__fz_base_state_{root}"));
+                names.values.push(crate::scope::base_name(root));
+                names.states.push(crate::scope::base_state_name(root));
             } else {
                 names.values.push(self.var_name(root));
-                names.states.push(format!("__fz_state_{root}"));
+                names.states.push(crate::scope::state_name(root));
             }
         }
         names

@@ -18,9 +18,8 @@ impl Lowerer<'_> {
     /// user's name (a parameter called `input` used to collide), and the id
     /// ends it, so two bindings never share one.
     pub fn var(&self, id: usize) -> Ident {
-        if matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id) {
-            let name = self.scopes.name_of(id).trim_start_matches("r#");
-            format_ident!("__fz_v_{}_{}", name, id, span = Span::mixed_site())
+        if self.hidden_var(id) {
+            Ident::new(&self.var_name(id), Span::mixed_site())
         } else {
             self.scopes.ident(id).clone()
         }
@@ -28,12 +27,18 @@ impl Lowerer<'_> {
 
     /// The text of [`Self::var`], made without an identifier.
     pub(super) fn var_name(&self, id: usize) -> String {
-        if matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id) {
-            let name = self.scopes.name_of(id).trim_start_matches("r#");
-            format!("__fz_v_{name}_{id}")
+        let name = self.scopes.name_of(id);
+        if self.hidden_var(id) {
+            format!("__fz_v_{}_{id}", name.trim_start_matches("r#"))
         } else {
-            self.scopes.name_of(id).to_string()
+            name.to_string()
         }
+    }
+
+    /// Whether binding `id`'s value lives in a hidden variable (a root
+    /// with state).
+    fn hidden_var(&self, id: usize) -> bool {
+        matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id)
     }
 
     /// The name a message shows for binding `id`: a field place's path

@@ -200,13 +200,13 @@ impl<'x, T: Element> Args<'x, T> {
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline)]
     fn a(&self) -> Val<'x, T> {
-        self.step.a.val()
+        val(&self.step.a)
     }
 
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline)]
     fn b(&self) -> Val<'x, T> {
-        self.step.b.val()
+        val(&self.step.b)
     }
 
     /// The step's scalar parameters.
@@ -242,32 +242,14 @@ type InplaceFn<T> = fn(&Tensor<T>, &Args<'_, T>);
 /// The functional twin of a step, computing a fresh value.
 type FunctionalFn<T> = fn(&Tensor<T>, &Args<'_, T>) -> Tensor<T>;
 
-/// An operand as a step stores it: a step owns nothing (see [`StepArg`]).
-#[derive(Clone, Copy)]
-enum Slot<'a, T: Element> {
-    None,
-    Scalar(T),
-    Ref(&'a Tensor<T>),
-}
-
-impl<'a, T: Element> Slot<'a, T> {
-    /// The slot of an operand.
-    #[inline]
-    fn of(a: StepOperand<'a, T>) -> Self {
-        match a {
-            StepOperand::Scalar(v) => Slot::Scalar(v),
-            StepOperand::Tensor(t) => Slot::Ref(t),
-        }
-    }
-
-    /// The operand.
-    #[inline]
-    fn val(&self) -> Val<'_, T> {
-        match self {
-            Slot::None => Val::None,
-            Slot::Scalar(v) => Val::Scalar(*v),
-            Slot::Ref(t) => Val::Tensor(t),
-        }
+/// A step's operand slot as an argument of its op (a step owns nothing,
+/// see [`StepArg`]).
+#[inline]
+fn val<'x, T: Element>(slot: &Option<StepOperand<'x, T>>) -> Val<'x, T> {
+    match *slot {
+        None => Val::None,
+        Some(StepOperand::Scalar(v)) => Val::Scalar(v),
+        Some(StepOperand::Tensor(t)) => Val::Tensor(t),
     }
 }
 
@@ -637,8 +619,8 @@ fuse_table! {
 /// ```
 pub struct Step<'a, T: Element> {
     fns: &'static OpFns<T>,
-    a: Slot<'a, T>,
-    b: Slot<'a, T>,
+    a: Option<StepOperand<'a, T>>,
+    b: Option<StepOperand<'a, T>>,
     p: Params<T>,
 }
 
@@ -657,12 +639,7 @@ impl<'a, T: Element> Step<'a, T> {
         b: Option<StepOperand<'a, T>>,
         p: Params<T>,
     ) -> Self {
-        Step {
-            fns,
-            a: a.map_or(Slot::None, Slot::of),
-            b: b.map_or(Slot::None, Slot::of),
-            p,
-        }
+        Step { fns, a, b, p }
     }
 
     /// A step with no operand and no parameter.
@@ -670,8 +647,8 @@ impl<'a, T: Element> Step<'a, T> {
     fn unary(fns: &'static OpFns<T>) -> Self {
         Step {
             fns,
-            a: Slot::None,
-            b: Slot::None,
+            a: None,
+            b: None,
             p: Params::default(),
         }
     }
@@ -1933,7 +1910,7 @@ fn fused_pass<T: Element>(root: &Tensor<T>, f: &Fusion<'_, T>) -> bool {
     for s in steps.clone() {
         let mut pp = [None, None];
         for (slot, arg) in [&s.a, &s.b].into_iter().enumerate() {
-            if let Val::Tensor(t) = arg.val() {
+            if let Val::Tensor(t) = val(arg) {
                 if t.same_storage(root) {
                     return false;
                 }
@@ -1981,7 +1958,7 @@ fn fused_pass<T: Element>(root: &Tensor<T>, f: &Fusion<'_, T>) -> bool {
     for (s, pp) in steps.clone().zip(&pats) {
         let mut out = [Src::None, Src::None];
         for (slot, arg) in [&s.a, &s.b].into_iter().enumerate() {
-            out[slot] = match (arg.val(), pp[slot]) {
+            out[slot] = match (val(arg), pp[slot]) {
                 (Val::None, _) => Src::None,
                 (Val::Scalar(v), _) => Src::Scalar(v),
                 (Val::Tensor(t), Some(None)) => Src::Scalar(data_of(t)[0]),
