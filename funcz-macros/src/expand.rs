@@ -16,7 +16,7 @@ use crate::attr::{self, Remove};
 use crate::ctxt::Ctxt;
 use crate::lower::{Lowerer, pq};
 use crate::params::{self, ParamKind, Passing};
-use crate::scope::{Facts, base_ident, input_ident, state_ident};
+use crate::scope::{Facts, base_ident, input_ident};
 
 /// Expands `#[functionalize(args)]` on `item`. Never panics: bad input
 /// gives spanned errors after the original item.
@@ -226,6 +226,7 @@ fn lower_fn(
     let name = func.sig.ident.to_string();
     let mut lw = Lowerer::new(cx, mode, facts, name.clone());
     lw.elide_syncs = crate::lower::without_closures(&func.block);
+    lw.macro_names = crate::lower::macro_names(&func.block);
     lw.scopes.push();
     let declared = crate::inputs::declare(func, tensor_params, places, &mut lw.scopes);
     let inputs = declared.tracked;
@@ -383,29 +384,48 @@ fn lower_fn(
         match kind {
             ParamKind::Tensor(p) => {
                 let var = lw.var(id);
-                let s = state_ident(id);
+                let (v, s) = (lw.value(id), lw.state(id));
+                // The handle and its state as one `rt::Var` (not a call
+                // returning both: in optimized builds a returned pair is
+                // copied into two locals, 440 bytes per mutated input per
+                // call); a root kept out of a `Var` gets its state from
+                // `root_prologue`.
+                let in_var = lw.in_var(id);
                 match p {
-                    // (Two calls, not one returning both: in optimized
-                    // builds a returned pair is copied into the two
-                    // locals, 440 bytes per mutated input per call.)
                     Passing::Value => {
                         // (`mut`: assigning the parameter rebinds it, see
                         // `Lowerer::lower_assign`.)
                         prologue.push(
                             pq!(#[allow(unused_mut)] let mut #input = ::funcz::rt::input(&#ident);),
                         );
-                        prologue.push(pq!(let mut #var = #ident;));
+                        prologue.push(if in_var {
+                            pq!(let mut #var = ::funcz::rt::Var::of_input(#ident);)
+                        } else {
+                            pq!(let mut #var = #ident;)
+                        });
                     }
                     Passing::Ref => {
                         prologue.push(pq!(let #input = #ident;));
-                        prologue.push(pq!(let mut #var = ::funcz::rt::input(#input);));
+                        prologue.push(if in_var {
+                            pq!(let mut #var = ::funcz::rt::Var::input(#input);)
+                        } else {
+                            pq!(let mut #var = ::funcz::rt::input(#input);)
+                        });
                     }
                     Passing::RefMut => {
                         prologue.push(pq!(let #input = #ident;));
-                        prologue.push(pq!(let mut #var = ::funcz::rt::input(&*#input);));
+                        prologue.push(if in_var {
+                            pq!(let mut #var = ::funcz::rt::Var::input(&*#input);)
+                        } else {
+                            pq!(let mut #var = ::funcz::rt::input(&*#input);)
+                        });
                     }
                 }
-                prologue.extend(lw.root_prologue(id));
+                if in_var {
+                    prologue.extend(lw.base_prologue(id));
+                } else {
+                    prologue.extend(lw.root_prologue(id));
+                }
                 let based = lw.facts.meta.contains(&id);
                 let b = base_ident(id);
                 exit.push(match (p, based) {
@@ -417,12 +437,12 @@ fn lower_fn(
                     }
                     (_, true) => pq!(::funcz::rt::write_back(&*#input, &#b);),
                     (Passing::Value, false) => {
-                        pq!(::funcz::rt::write_back_owned(&#input, &#var);)
+                        pq!(::funcz::rt::write_back_owned(&#input, &#v);)
                     }
                     (Passing::RefMut, false) => {
-                        pq!(::funcz::rt::write_back_mut(&mut *#input, &#var);)
+                        pq!(::funcz::rt::write_back_mut(&mut *#input, &#v);)
                     }
-                    (_, false) => pq!(::funcz::rt::write_back(&*#input, &#var);),
+                    (_, false) => pq!(::funcz::rt::write_back(&*#input, &#v);),
                 });
             }
             ParamKind::Optional => {}

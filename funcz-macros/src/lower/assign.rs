@@ -133,8 +133,8 @@ impl Lowerer<'_> {
                     } else {
                         None
                     };
-                    let v = self.var(id);
-                    let s = state_ident(id);
+                    let v = self.value(id);
+                    let s = self.state(id);
                     let (b, bs) = (base_ident(id), base_state_ident(id));
                     let right = &a.right;
                     let rt = rt();
@@ -148,8 +148,8 @@ impl Lowerer<'_> {
                         #(#after)*
                     }));
                 } else if self.has_state(id) {
-                    let v = self.var(id);
-                    let s = state_ident(id);
+                    let v = self.value(id);
+                    let s = self.state(id);
                     let right = &a.right;
                     let check = if check_fresh {
                         self.freshness_check(id)
@@ -169,8 +169,8 @@ impl Lowerer<'_> {
                         let (mut stmts, _, ps, v, s) =
                             self.emit_steps_from(prelude, &place, &steps);
                         let rt = rt();
-                        let ident = self.var(id);
-                        let st = state_ident(id);
+                        let ident = self.value(id);
+                        let st = self.state(id);
                         if steps_may_copy(&steps) {
                             // (`v = v.reshape(..)`: the place may be `v` itself.)
                             stmts.push(pq!({

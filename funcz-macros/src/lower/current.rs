@@ -116,12 +116,15 @@ impl Lowerer<'_> {
         let mut names = Names {
             values: vec![self.var_name(id)],
             states: vec![crate::scope::state_name(id)],
+            vars: Vec::new(),
         };
         if let Kind::Alias { root } = self.scopes.kind(id) {
             let root = *root;
             if self.based(root) {
                 names.values.push(crate::scope::base_name(root));
                 names.states.push(crate::scope::base_state_name(root));
+            } else if self.in_var(root) {
+                names.vars.push(self.var_name(root));
             } else {
                 names.values.push(self.var_name(root));
                 names.states.push(crate::scope::state_name(root));
@@ -131,11 +134,12 @@ impl Lowerer<'_> {
     }
 }
 
-/// The generated names of an alias and its root: the tensors' and the
-/// states'.
+/// The generated names of an alias and its root: the tensors', the
+/// states', and the `rt::Var`s' (a root's value and state in one local).
 pub(crate) struct Names {
     values: Vec<String>,
     states: Vec<String>,
+    vars: Vec<String>,
 }
 
 /// Adds to `named` each alias of `names` that `ts` may change: a value's
@@ -144,7 +148,8 @@ pub(crate) struct Names {
 /// name anywhere but after `&` (a runtime call reading it): `&mut s`,
 /// `s.bump()` after a helper changed the tensor; and any of them in a
 /// macro's arguments (which may expand to anything). A read (`&v`,
-/// `v.sum()`, `&s`) changes nothing.
+/// `v.sum()`, `&s`) changes nothing. A `Var`'s name is a value's when
+/// `.value` follows it, else a state's (`&mut var`, `var.state`).
 fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usize>) {
     let tokens: Vec<TokenTree> = ts.into_iter().collect();
     for (k, t) in tokens.iter().enumerate() {
@@ -157,9 +162,20 @@ fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usi
                 let after_mut = matches!(prev, Some(TokenTree::Ident(m)) if m == "mut");
                 let after_ref = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '&');
                 let writes_value = after_mut || assigned(&tokens[k + 1..]);
+                let mut var_value = None;
                 for (id, ns) in names {
-                    let value = ns.values.contains(&text);
-                    let state = ns.states.contains(&text);
+                    let mut value = ns.values.contains(&text);
+                    let mut state = ns.states.contains(&text);
+                    if ns.vars.contains(&text) {
+                        let field = *var_value.get_or_insert_with(|| var_field(&tokens[k + 1..]));
+                        value = field;
+                        state = !field;
+                    }
+                    let writes_value = if value && var_value == Some(true) {
+                        after_mut || assigned(&tokens[k + 3..])
+                    } else {
+                        writes_value
+                    };
                     if (value && writes_value) || (state && !after_ref) {
                         named.insert(*id);
                     }
@@ -172,7 +188,13 @@ fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usi
                     all_names(g.stream(), &mut |i| {
                         let text = i.to_string();
                         for (id, ns) in names {
-                            if ns.values.iter().chain(&ns.states).any(|n| *n == text) {
+                            if ns
+                                .values
+                                .iter()
+                                .chain(&ns.states)
+                                .chain(&ns.vars)
+                                .any(|n| *n == text)
+                            {
                                 named.insert(*id);
                             }
                         }
@@ -184,6 +206,12 @@ fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usi
             _ => {}
         }
     }
+}
+
+/// Whether `rest` (the tokens after a `Var`'s name) are `.value`.
+fn var_field(rest: &[TokenTree]) -> bool {
+    matches!(rest.first(), Some(TokenTree::Punct(p)) if p.as_char() == '.')
+        && matches!(rest.get(1), Some(TokenTree::Ident(i)) if i == "value")
 }
 
 /// Whether `rest` (the tokens after a name) starts an assignment to it:

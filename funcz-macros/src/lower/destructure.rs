@@ -38,8 +38,11 @@ impl Lowerer<'_> {
         if !self.tracked_root(id) {
             return out;
         }
+        // (Assigned later: its value and state stay two locals, a `Var`
+        // cannot be declared without its value.)
+        self.deferred.insert(id);
         let rt = rt();
-        let s = state_ident(id);
+        let s = self.state(id);
         if self.based(id) {
             let (b, bs) = (base_ident(id), base_state_ident(id));
             out.push(pq!(let mut #b;));
@@ -130,7 +133,7 @@ impl Lowerer<'_> {
         let mut out = vec![Stmt::Local(local)];
         for (id, proven) in ids {
             if !proven && self.tracked_root(id) {
-                out.extend(self.freshness_check(id));
+                out.extend(self.declared_freshness_check(id));
             }
             out.extend(self.root_prologue(id));
         }

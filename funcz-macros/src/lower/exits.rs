@@ -117,7 +117,7 @@ impl Lowerer<'_> {
                 let Some(id) = self.binding_of(&e) else {
                     return e;
                 };
-                let s = state_ident(id);
+                let s = self.state(id);
                 match self.scopes.kind(id).clone() {
                     Kind::Alias { root } if !self.copies() && self.has_state(id) => {
                         let (rv, rs) = self.root_value_state(root);

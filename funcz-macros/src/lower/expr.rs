@@ -38,7 +38,7 @@ impl Lowerer<'_> {
                 // `s.m[i]` of a list held in a field: index its `Vec`.
                 if matches!(&*ix.expr, Expr::Field(_)) {
                     let id = self.binding_of(&ix.expr).expect("checked");
-                    let v = self.var(id);
+                    let v = self.value(id);
                     *ix.expr = pq!(#v);
                 }
                 self.visit_expr_mut(&mut ix.index);
@@ -62,7 +62,7 @@ impl Lowerer<'_> {
                 if !already {
                     let rt = rt();
                     let mode = self.mode;
-                    let (v, s) = (self.var(id), state_ident(id));
+                    let (v, s) = (self.value(id), self.state(id));
                     let (rv, rs) = self.root_value_state(root);
                     let k = &ix.index;
                     self.push_pre(pq!(#rt::sync(&mut #v[#k], &mut #s[#k], &#rv, &#rs, #mode);));
@@ -85,7 +85,7 @@ impl Lowerer<'_> {
             {
                 let id = self.binding_of(&u.expr).expect("checked");
                 self.need_sync(id);
-                let ident = self.var(id);
+                let ident = self.value(id);
                 *e = pq!(#ident);
             }
             Expr::Binary(b) if is_compound(&b.op) && self.is_tensor_expr(&b.left) => {
@@ -337,20 +337,20 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn use_binding_inner(&mut self, id: usize, e: &mut Expr) {
-        let ident = self.var(id);
+        let ident = self.value(id);
         match self.scopes.kind(id).clone() {
             // `s.m` of a list held in a field: its `Vec` of handles (or,
             // untracked, the field's borrow).
             Kind::Coll { .. } if matches!(e, Expr::Field(_)) => *e = pq!(#ident),
             Kind::Root { input: Some(p), .. } if self.tracked_root(id) => match p {
-                Passing::Ref => *e = parse_quote_spanned_ref(&ident, false),
-                Passing::RefMut => *e = parse_quote_spanned_ref(&ident, true),
+                Passing::Ref => *e = parse_quote_spanned_ref(&ident, self.var(id).span(), false),
+                Passing::RefMut => *e = parse_quote_spanned_ref(&ident, self.var(id).span(), true),
                 Passing::Value => *e = pq!(#ident),
             },
             Kind::Root { input: None, .. } if self.has_state(id) => *e = pq!(#ident),
             Kind::ElemRef { .. } if self.shared_elems.contains(&id) => *e = pq!((&*#ident)),
             Kind::ElemAt { coll, index } => {
-                let c = self.var(coll);
+                let c = self.value(coll);
                 *e = pq!((&#c[#index]));
             }
             Kind::Coll {

@@ -36,9 +36,42 @@ impl Lowerer<'_> {
     }
 
     /// Whether binding `id`'s value lives in a hidden variable (a root
-    /// with state).
+    /// with state): an `rt::Var`, which holds its value and its state.
     fn hidden_var(&self, id: usize) -> bool {
         matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id)
+    }
+
+    /// Whether binding `id` lives in an `rt::Var`: a root with state (a
+    /// hidden variable), unless declared without a value (`let x;`) or
+    /// named in a macro that may write it (`bump!(b)`: its patterns may
+    /// want a name, not `b.value`).
+    pub(crate) fn in_var(&self, id: usize) -> bool {
+        self.hidden_var(id)
+            && !self.deferred.contains(&id)
+            && !self.macro_names.contains(self.scopes.name_of(id))
+    }
+
+    /// Binding `id`'s current value as an expression: `__fz_v_x_0.value`
+    /// of a root held in an `rt::Var`, else its variable.
+    pub(crate) fn value(&self, id: usize) -> TokenStream {
+        let v = self.var(id);
+        if self.in_var(id) {
+            quote!(#v.value)
+        } else {
+            quote!(#v)
+        }
+    }
+
+    /// Binding `id`'s state: `__fz_v_x_0.state` of a root held in an
+    /// `rt::Var`, else its state variable.
+    pub(crate) fn state(&self, id: usize) -> TokenStream {
+        if self.in_var(id) {
+            let v = self.var(id);
+            quote!(#v.state)
+        } else {
+            let s = state_ident(id);
+            quote!(#s)
+        }
     }
 
     /// The name a message shows for binding `id`: a field place's path
@@ -83,8 +116,7 @@ impl Lowerer<'_> {
             let (b, s) = (base_ident(root), base_state_ident(root));
             (quote!(#b), quote!(#s))
         } else {
-            let (v, s) = (self.var(root), state_ident(root));
-            (quote!(#v), quote!(#s))
+            (self.value(root), self.state(root))
         }
     }
 
@@ -164,7 +196,7 @@ impl Lowerer<'_> {
         }
         let mode = self.mode;
         let rt = rt();
-        let (v, s) = (self.var(id), state_ident(id));
+        let (v, s) = (self.value(id), self.state(id));
         match self.scopes.kind(id).clone() {
             Kind::Alias { root } => {
                 let (rv, rs) = self.root_value_state(root);

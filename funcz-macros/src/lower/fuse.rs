@@ -109,7 +109,7 @@ impl Lowerer<'_> {
     pub(super) fn lower_fused(&mut self, run: &[Stmt]) -> Stmt {
         let (name, _) = fusible_stmt(&run[0]).expect("a fused run");
         let id = self.fusion_root(name).expect("a fused run");
-        let (v, s) = (self.var(id), state_ident(id));
+        let (v, s) = (self.value(id), self.state(id));
         let rt = rt();
         let kernel = kernel(run);
         let mut steps = Vec::new();

@@ -615,7 +615,7 @@ impl Lowerer<'_> {
         for (r, (coll, index, _)) in plan.roots.iter().enumerate() {
             let ix = tmp(&format!("__fz_ix{r}"));
             prelude.extend(quote!(let #ix: usize = #index;));
-            let v = self.var(*coll);
+            let v = self.value(*coll);
             roots.push(quote!(#v.get_mut(#ix)));
             callers.push(if self.is_input_coll(*coll) {
                 let caller = input_ident(*coll);

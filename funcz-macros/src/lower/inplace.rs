@@ -305,18 +305,18 @@ impl Lowerer<'_> {
         let index_tmp = tmp("__fz_index");
         let (value, state): (TokenStream, Option<TokenStream>) = match place {
             Place::Var(id) => {
-                let v = self.var(*id);
+                let v = self.value(*id);
                 match self.scopes.kind(*id) {
                     Kind::ElemRef { .. } => (quote!((*#v)), None),
                     _ if self.has_state(*id) => {
-                        let s = state_ident(*id);
+                        let s = self.state(*id);
                         (quote!(#v), Some(quote!(#s)))
                     }
                     _ => (quote!(#v), None),
                 }
             }
             Place::Index(id, index) => {
-                let v = self.var(*id);
+                let v = self.value(*id);
                 stmts.push(pq!(let #index_tmp: usize = #index;));
                 (quote!(#v[#index_tmp]), None)
             }
@@ -412,8 +412,8 @@ impl Lowerer<'_> {
             visit_mut::visit_expr_mut(self, &mut e);
             return e;
         };
-        let v = self.var(id);
-        let s = state_ident(id);
+        let v = self.value(id);
+        let s = self.state(id);
         // `let w = v.t_();` binds an alias of `v`'s root: value and state.
         let tail: TokenStream = match want {
             Want::Nothing => TokenStream::new(),
@@ -475,15 +475,15 @@ impl Lowerer<'_> {
                 if keep_tail {
                     self.found.meta.insert(id);
                 }
-                let v = self.var(id);
+                let v = self.value(id);
                 if self.based(id) {
-                    let s = state_ident(id);
+                    let s = self.state(id);
                     let (b, bs) = (base_ident(id), base_state_ident(id));
                     let name = self.scopes.ident(id).to_string();
                     let mode = self.mode;
                     pq!(#rt::resize_root(#name, &mut #v, &mut #s, (&mut #b, &mut #bs), #args, #keep_tail, #mode))
                 } else if self.has_state(id) {
-                    let s = state_ident(id);
+                    let s = self.state(id);
                     pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
                 } else {
                     pq!({ #v = #rt::resized(&#v, #args); #rt::handle(&#v) })
@@ -498,7 +498,7 @@ impl Lowerer<'_> {
                     return Expr::MethodCall(m.clone());
                 }
                 self.need_sync(id);
-                let (v, s) = (self.var(id), state_ident(id));
+                let (v, s) = (self.value(id), self.state(id));
                 let name = self.scopes.ident(id).to_string();
                 let mode = self.mode;
                 pq!(#rt::resize_view(#name, &mut #v, &mut #s, #args, #mode))

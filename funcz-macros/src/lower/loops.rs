@@ -42,7 +42,7 @@ impl Lowerer<'_> {
                 let (stmts, _, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
                 let margs = meta_args(&method, &args);
                 let id = self.scopes.declare(&ident, Kind::Alias { root });
-                let st = state_ident(id);
+                let st = self.state(id);
                 let vals = tmp("__fz_values");
                 let sts = tmp("__fz_states");
                 self.visit_block_mut(&mut f.body);
@@ -106,7 +106,7 @@ impl Lowerer<'_> {
                 if !yields_mut {
                     self.converted.push(*id);
                 }
-                let ident = self.var(*id);
+                let ident = self.value(*id);
                 *e = pq!(#ident.iter_mut());
             }
             (Expr::MethodCall(m), IterShape::Enumerate(inner)) => {

@@ -280,3 +280,21 @@ impl Lowerer<'_> {
         }
     }
 }
+
+/// Every name in the arguments of a macro of `block` not known to only
+/// read them (`bump!(b)`): the roots kept out of an `rt::Var`.
+pub(crate) fn macro_names(block: &Block) -> std::collections::HashSet<String> {
+    struct Find(std::collections::HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Find {
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            if !read_only_macro(m) {
+                scan_tokens(m.tokens.clone(), &mut |_, i: &Ident| {
+                    self.0.insert(i.to_string());
+                });
+            }
+        }
+    }
+    let mut f = Find(Default::default());
+    syn::visit::Visit::visit_block(&mut f, block);
+    f.0
+}

@@ -251,6 +251,13 @@ pub(crate) struct Lowerer<'a> {
     /// (the lowering may reassign it): that `let` gets
     /// `#[allow(unused_mut)]`, and the user's own lints stay on.
     added_mut: bool,
+    /// Tracked roots declared without a value (`let x;`): their value and
+    /// state are two locals, not an `rt::Var` (see `Lowerer::in_var`).
+    deferred: std::collections::HashSet<usize>,
+    /// The names a macro that may write its arguments is given (`bump!(b)`):
+    /// such a root stays two locals, its value a name the macro's own
+    /// patterns accept (see `Lowerer::in_var`).
+    pub(crate) macro_names: std::collections::HashSet<String>,
     /// Set while a multi-root run's statements are lowered as its
     /// fall-back (see `fuse_multi.rs`): they are not searched again.
     no_multi: bool,
@@ -317,6 +324,8 @@ impl<'a> Lowerer<'a> {
             copies: mode == crate::attr::Remove::MutationsAndViews,
             strict: std::env::var_os("FUNCZ_STRICT_ANALYSIS").is_some(),
             added_mut: false,
+            deferred: std::collections::HashSet::new(),
+            macro_names: std::collections::HashSet::new(),
             no_multi: false,
             pre: Vec::new(),
             synced: Vec::new(),
@@ -583,19 +592,24 @@ fn unmut_receiver(e: &mut Expr) {
         && let Expr::Paren(p) = &*m.receiver
         && let Expr::Reference(r) = &*p.expr
         && r.mutability.is_some()
-        && matches!(&*r.expr, Expr::Path(_))
+        && (matches!(&*r.expr, Expr::Path(_)) || is_var_value(&r.expr))
     {
         let inner = (*r.expr).clone();
         *m.receiver = inner;
     }
 }
 
-fn parse_quote_spanned_ref(ident: &Ident, by_mut: bool) -> Expr {
-    let span = ident.span();
+/// `v.value`: the value of a root held in an `rt::Var`.
+fn is_var_value(e: &Expr) -> bool {
+    matches!(e, Expr::Field(f) if matches!(&*f.base, Expr::Path(_))
+        && matches!(&f.member, syn::Member::Named(m) if m == "value"))
+}
+
+fn parse_quote_spanned_ref(value: &TokenStream, span: Span, by_mut: bool) -> Expr {
     if by_mut {
-        syn::parse2(quote_spanned!(span=> (&mut #ident))).expect("a reference expression")
+        syn::parse2(quote_spanned!(span=> (&mut #value))).expect("a reference expression")
     } else {
-        syn::parse2(quote_spanned!(span=> (&#ident))).expect("a reference expression")
+        syn::parse2(quote_spanned!(span=> (&#value))).expect("a reference expression")
     }
 }
 
@@ -616,6 +630,7 @@ mod stmts;
 mod target;
 
 pub(crate) use current::without_closures;
+pub(crate) use macros::macro_names;
 
 /// Makes this thread expand fused runs as a user's build does (see
 /// `fuse::kernels_in_debug`).

@@ -85,7 +85,7 @@ impl Lowerer<'_> {
             && self.facts.mutated.contains(&id)
             && !COLL_READS.contains(&m.method.to_string().as_str())
         {
-            let v = self.var(id);
+            let v = self.value(id);
             // (Appending leaves the caller's tensors where they are.)
             let appends = ["push", "extend", "extend_from_slice", "append"]
                 .contains(&m.method.to_string().as_str());
@@ -151,7 +151,7 @@ impl Lowerer<'_> {
             if !self.has_state(*id) {
                 continue;
             }
-            let (v, s) = (self.var(*id), state_ident(*id));
+            let (v, s) = (self.value(*id), self.state(*id));
             let i = format_ident!("__fz_elem_index_{}", k, span = Span::mixed_site());
             let ver = format_ident!("__fz_elem_version_{}", k, span = Span::mixed_site());
             before.push(pq!(let #i: usize = #index;));
@@ -164,7 +164,7 @@ impl Lowerer<'_> {
             }));
         }
         for (k, id) in elem_views.iter().enumerate() {
-            let v = self.var(*id);
+            let v = self.value(*id);
             let name = self.scopes.ident(*id).to_string();
             let ver = format_ident!("__fz_view_version_{}", k, span = Span::mixed_site());
             before.push(pq!(let #ver = #rt::version(&#v);));
@@ -180,12 +180,12 @@ impl Lowerer<'_> {
             if !self.has_state(*id) {
                 continue;
             }
-            let v = self.var(*id);
+            let v = self.value(*id);
             let ver = format_ident!("__fz_version_{}", k, span = Span::mixed_site());
             let name = self.scopes.ident(*id).to_string();
             let kept = self.kept_matters(*id);
             before.push(pq!(let #ver = #rt::watch(&#v);));
-            let s = state_ident(*id);
+            let s = self.state(*id);
             let root = self.scopes.root_of(*id);
             self.note_commit(root, Some(*id));
             let commit: Stmt = match self.scopes.kind(*id).clone() {
@@ -227,8 +227,8 @@ impl Lowerer<'_> {
             {
                 continue;
             }
-            let v = self.var(*id);
-            let s = state_ident(*id);
+            let v = self.value(*id);
+            let s = self.state(*id);
             let name = self.scopes.ident(*id).to_string();
             let views = self.has_aliases(*id);
             let idt = format_ident!("__fz_identity_{}", k, span = Span::mixed_site());
@@ -350,7 +350,7 @@ impl Lowerer<'_> {
                         format_ident!("__fz_slot_before_{}", k, span = Span::mixed_site()),
                     );
                     self.visit_expr_mut(&mut index);
-                    let v = self.var(id);
+                    let v = self.value(id);
                     let (input, replaced) = (input_ident(id), crate::scope::replaced_ident(id));
                     before.push(pq!(let #k_id: usize = #index;));
                     before.push(pq!(let #h = #rt::handle(&#v[#k_id]);));

@@ -269,7 +269,7 @@ impl Lowerer<'_> {
                     .try_inplace(&expr, Want::Bound)
                     .expect("an in-place call");
                 let id = self.scopes.declare(&ident, Kind::Alias { root });
-                let s = state_ident(id);
+                let s = self.state(id);
                 return vec![pq!(let (mut #ident, mut #s) = #lowered;)];
             }
             let lowered = self
@@ -320,7 +320,7 @@ impl Lowerer<'_> {
                     // (one per `let`), however many views it makes.
                     let (inner, pv, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
                     let id = self.scopes.declare(&ident, kind);
-                    let st = state_ident(id);
+                    let st = self.state(id);
                     let (tv, ts) = (tmp("__fz_bound"), tmp("__fz_bound_state"));
                     let bind = match (steps_may_copy(&steps), &multi) {
                         (false, _) => TokenStream::new(),
@@ -412,7 +412,7 @@ impl Lowerer<'_> {
         let mut out = vec![Stmt::Local(local)];
         // (The check first: the prologue may take a second handle.)
         if unproven {
-            out.extend(self.freshness_check(id));
+            out.extend(self.declared_freshness_check(id));
         }
         out.extend(self.root_prologue(id));
         out
@@ -422,17 +422,44 @@ impl Lowerer<'_> {
     /// at run time, refuse it if anything else holds its storage (it may be
     /// a view of a tensor of this function, whose mutation would be lost).
     pub(super) fn freshness_check(&self, id: usize) -> Option<Stmt> {
+        self.freshness_check_of(id, self.value(id))
+    }
+
+    /// [`Self::freshness_check`] of a root just declared, before it is
+    /// rebound as an `rt::Var` (see [`Self::root_prologue`]).
+    pub(super) fn declared_freshness_check(&self, id: usize) -> Option<Stmt> {
+        let v = self.var(id);
+        self.freshness_check_of(id, quote!(#v))
+    }
+
+    fn freshness_check_of(&self, id: usize, ident: TokenStream) -> Option<Stmt> {
         let rt = rt();
-        let ident = self.var(id);
         let name = self.scopes.ident(id).to_string();
         Some(pq!(#rt::check_fresh(#name, &#ident);))
     }
 
-    /// State (and hidden base) for a root that is mutated or re-laid-out.
+    /// A root the body mutates or re-lays-out, just declared as a tensor:
+    /// rebound as an `rt::Var` (its value and its state in one local), or
+    /// given a state of its own (see [`Self::in_var`]); and its hidden base.
     pub fn root_prologue(&self, id: usize) -> Vec<Stmt> {
+        if !self.tracked_root(id) {
+            return Vec::new();
+        }
         let rt = rt();
         let v = self.var(id);
-        let s = state_ident(id);
+        // (An input's updates may be computed in the caller's buffer.)
+        let input = matches!(self.scopes.kind(id), Kind::Root { input: Some(_), .. });
+        if self.in_var(id) {
+            let make = if input {
+                quote!(of_input)
+            } else {
+                quote!(root)
+            };
+            let mut out = vec![pq!(#[allow(unused_mut)] let mut #v = #rt::Var::#make(#v);)];
+            out.extend(self.base_prologue(id));
+            return out;
+        }
+        let s = self.state(id);
         if self.based(id) {
             let (b, bs) = (base_ident(id), base_state_ident(id));
             vec![
@@ -440,15 +467,26 @@ impl Lowerer<'_> {
                 pq!(let mut #bs = #rt::Tracked::root(&#b);),
                 pq!(let mut #s = #bs.clone();),
             ]
-        } else if self.tracked_root(id) {
-            if matches!(self.scopes.kind(id), Kind::Root { input: Some(_), .. }) {
-                // Updates may be computed in the caller's buffer.
-                vec![pq!(let mut #s = #rt::Tracked::input(&#v);)]
-            } else {
-                vec![pq!(let mut #s = #rt::Tracked::root(&#v);)]
-            }
+        } else if input {
+            vec![pq!(let mut #s = #rt::Tracked::input(&#v);)]
         } else {
-            Vec::new()
+            vec![pq!(let mut #s = #rt::Tracked::root(&#v);)]
         }
+    }
+
+    /// The hidden base of a root held in an `rt::Var` and re-laid-out in
+    /// place (`t_()`), and the root's state as a view of it.
+    pub fn base_prologue(&self, id: usize) -> Vec<Stmt> {
+        if !self.based(id) || !self.in_var(id) {
+            return Vec::new();
+        }
+        let rt = rt();
+        let (v, s) = (self.value(id), self.state(id));
+        let (b, bs) = (base_ident(id), base_state_ident(id));
+        vec![
+            pq!(let mut #b = #rt::handle(&#v);),
+            pq!(let mut #bs = #rt::Tracked::root(&#b);),
+            pq!(#s = #bs.clone();),
+        ]
     }
 }

@@ -313,7 +313,7 @@ impl Lowerer<'_> {
         match place {
             Place::Var(id) => {
                 let id = *id;
-                let v = self.var(id);
+                let v = self.value(id);
                 match self.scopes.kind(id).clone() {
                     Kind::ElemRef { .. } => {
                         let ts = tmp("__fz_elem_state");
@@ -322,7 +322,7 @@ impl Lowerer<'_> {
                     }
                     _ if self.has_state(id) => {
                         self.need_sync(id);
-                        let s = state_ident(id);
+                        let s = self.state(id);
                         (quote!(#v), quote!(#s))
                     }
                     _ => {
@@ -334,13 +334,13 @@ impl Lowerer<'_> {
             }
             Place::Index(id, index) => {
                 let id = *id;
-                let v = self.var(id);
+                let v = self.value(id);
                 let i = tmp("__fz_index");
                 stmts.push(pq!(let #i: usize = #index;));
                 match self.scopes.kind(id).clone() {
                     Kind::Multi { .. } if self.has_state(id) => {
                         self.need_sync(id);
-                        let s = state_ident(id);
+                        let s = self.state(id);
                         (quote!(#v[#i]), quote!(#s[#i]))
                     }
                     _ => {

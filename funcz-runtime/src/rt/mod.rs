@@ -35,6 +35,7 @@ mod own;
 mod readers;
 mod tracked;
 mod untracked;
+mod var;
 mod watch;
 mod window;
 
@@ -70,6 +71,10 @@ pub use tracked::{
     resize_view, sync, sync_all, version, view, view_value,
 };
 pub use untracked::{CompoundProbe, OtherCompound, TensorCompound, UntrackedCompound};
+pub use var::{
+    Var, commit_var, donated_var, own_alias_var, own_var, sync_var, view_var, window_var,
+    window_var_done,
+};
 pub use watch::{Watch, watch, watched};
 pub use window::{Window, window, window_done};
 

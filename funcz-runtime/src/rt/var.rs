@@ -1,0 +1,179 @@
+//! A root of the functionalized body held with its state in one local.
+//!
+//! Generated code keeps each tracked root (a mutated input, a mutated
+//! fresh tensor) as one [`Var`]: its current value and its [`Tracked`]
+//! state side by side. The body reads the value as `v.value`; the runtime
+//! calls that update a root take the whole `&mut Var`, one argument where
+//! the value and state were two. That is what an unoptimized build pays
+//! for: every local is a debug-info variable and a borrow-checker place,
+//! and every argument a borrow. In optimized builds each call below
+//! inlines to the two-argument call it forwards to.
+
+use crate::element::Element;
+use crate::tensor::Tensor;
+
+use super::meta::ViewMeta;
+use super::tracked::Tracked;
+use super::window::Window;
+use super::{Mode, commit_donated, donated_root, own_alias, own_root, sync, view, window};
+
+/// A root's current value and its state, one local of the generated code.
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Var, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+/// let mut w = rt::window_var(&mut b, ViewMeta::select(0, 1), Mode::Views);
+/// w.fill_(3.0);
+/// rt::window_var_done("fill_", "fill", &mut b, &mut w, Mode::Views);
+/// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 3.0, 3.0]);
+/// ```
+#[derive(Debug)]
+pub struct Var<T: Element = f32> {
+    /// The root's current value (what the body reads).
+    pub value: Tensor<T>,
+    /// Its state ([`Tracked::root`] or [`Tracked::input`]).
+    pub state: Tracked,
+}
+
+impl<T: Element> Var<T> {
+    /// A fresh root: `value` with [`Tracked::root`]'s state.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::Var;
+    /// use funcz_runtime::Tensor;
+    /// let v = Var::root(Tensor::<f32>::ones(&[3]));
+    /// assert!(v.state.chain().is_empty());
+    /// ```
+    #[inline]
+    pub fn root(value: Tensor<T>) -> Self {
+        let state = Tracked::root(&value);
+        Var { value, state }
+    }
+
+    /// A mutated input: a handle to the caller's tensor `t`
+    /// ([`input`](super::input)) with [`Tracked::input`]'s state.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::Var;
+    /// use funcz_runtime::Tensor;
+    /// let t = Tensor::<f32>::ones(&[3]);
+    /// let v = Var::input(&t);
+    /// assert!(v.value.same_storage(&t));
+    /// ```
+    #[inline]
+    pub fn input(t: &Tensor<T>) -> Self {
+        Var::of_input(super::input(t))
+    }
+
+    /// An input passed by value (`x: Tensor`), the body's handle `value`,
+    /// with [`Tracked::input`]'s state.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::{self, Var};
+    /// use funcz_runtime::Tensor;
+    /// let x = Tensor::<f32>::ones(&[3]);
+    /// let kept = rt::input(&x); // for the write-back at exit
+    /// let v = Var::of_input(x);
+    /// assert!(v.value.same_storage(&kept));
+    /// ```
+    #[inline]
+    pub fn of_input(value: Tensor<T>) -> Self {
+        let state = Tracked::input(&value);
+        Var { value, state }
+    }
+}
+
+/// [`own_root`] of a [`Var`].
+///
+/// ```
+/// use funcz_runtime::rt::{self, Var};
+/// use funcz_runtime::Tensor;
+/// let t = Tensor::<f32>::ones(&[2]);
+/// let mut v = Var::root(t.clone());
+/// rt::own_var(&mut v); // `t` still shares the buffer: `v` gets its own
+/// v.value.add_(1.0);
+/// rt::donated_var("add_", "add", &mut v);
+/// assert_eq!((t.to_vec(), v.value.to_vec()), (vec![1.0, 1.0], vec![2.0, 2.0]));
+/// ```
+#[inline]
+pub fn own_var<T: Element>(v: &mut Var<T>) {
+    own_root(&mut v.value, &v.state)
+}
+
+/// [`donated_root`] of a [`Var`] (see [`own_var`]).
+#[inline]
+pub fn donated_var<T: Element>(op: &str, functional: &'static str, v: &mut Var<T>) {
+    donated_root(op, functional, &mut v.value, &mut v.state)
+}
+
+/// [`window`] of a [`Var`] (see [`Var`]).
+#[inline]
+pub fn window_var<T: Element>(v: &mut Var<T>, meta: ViewMeta, mode: Mode) -> Window<T> {
+    window(&mut v.value, &mut v.state, meta, mode)
+}
+
+/// [`window_done`](super::window_done) of a [`Var`] (see [`Var`]).
+#[inline]
+pub fn window_var_done<T: Element>(
+    op: &str,
+    functional: &'static str,
+    v: &mut Var<T>,
+    w: &mut Window<T>,
+    mode: Mode,
+) {
+    super::window_done(op, functional, &mut v.value, &mut v.state, w, mode)
+}
+
+/// [`view`] of a [`Var`]: the alias and its state.
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Var, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+/// let (mut r, mut rs) = rt::view_var(&b, ViewMeta::select(0, 0), Mode::Views);
+/// rt::own_alias_var(&b, &mut r, &rs);
+/// r.add_(1.0);
+/// rt::commit_var("add_", "add", &mut b, &mut r, &mut rs, Mode::Views);
+/// assert_eq!(b.value.to_vec(), vec![1.0, 1.0, 0.0, 0.0]);
+/// b.value.mul_(2.0);
+/// rt::sync_var(&mut r, &mut rs, &b, Mode::Views);
+/// assert_eq!(r.to_vec(), vec![2.0, 2.0]);
+/// ```
+#[inline]
+pub fn view_var<T: Element>(root: &Var<T>, meta: ViewMeta, mode: Mode) -> (Tensor<T>, Tracked) {
+    view(&root.value, &root.state, meta, mode)
+}
+
+/// [`own_alias`] of an alias of a [`Var`] (see [`view_var`]).
+#[inline]
+pub fn own_alias_var<T: Element>(root: &Var<T>, value: &mut Tensor<T>, state: &Tracked) {
+    own_alias(&root.value, &root.state, value, state)
+}
+
+/// [`commit_donated`] into a [`Var`] (see [`view_var`]).
+#[inline]
+pub fn commit_var<T: Element>(
+    op: &str,
+    functional: &'static str,
+    root: &mut Var<T>,
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    mode: Mode,
+) {
+    commit_donated(
+        op,
+        functional,
+        &mut root.value,
+        &mut root.state,
+        value,
+        state,
+        mode,
+    )
+}
+
+/// [`sync`] of an alias of a [`Var`] (see [`view_var`]).
+#[inline]
+pub fn sync_var<T: Element>(value: &mut Tensor<T>, state: &mut Tracked, root: &Var<T>, mode: Mode) {
+    sync(value, state, &root.value, &root.state, mode)
+}
