@@ -200,7 +200,10 @@ impl Lowerer<'_> {
         match self.scopes.kind(id).clone() {
             Kind::Alias { root } => {
                 let (rv, rs) = self.root_value_state(root);
-                Some(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);))
+                Some(match var_pair(&rv, &rs) {
+                    Some(x) => pq!(#rt::sync_var(&mut #v, &mut #s, &#x, #mode);),
+                    None => pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);),
+                })
             }
             Kind::Multi { root } => {
                 let (rv, rs) = self.root_value_state(root);

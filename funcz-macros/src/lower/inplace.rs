@@ -170,13 +170,22 @@ impl Lowerer<'_> {
                         let fname_str = fname.to_string();
                         let method = &m.method;
                         let w = tmp("__fz_window");
-                        stmts.push(pq!(
-                            let mut #w = #rt::window(&mut #pv, &mut #ps, #rt::ViewMeta::#vm(#vargs), #mode);
-                        ));
+                        let meta = quote!(#rt::ViewMeta::#vm(#vargs));
+                        stmts.push(match var_pair(&pv, &ps) {
+                            Some(x) => pq!(let mut #w = #rt::window_var(&mut #x, #meta, #mode);),
+                            None => {
+                                pq!(let mut #w = #rt::window(&mut #pv, &mut #ps, #meta, #mode);)
+                            }
+                        });
                         stmts.push(pq!(#w.#method(#args);));
-                        stmts.push(pq!(
-                            #rt::window_done(#op, #fname_str, &mut #pv, &mut #ps, &mut #w, #mode);
-                        ));
+                        stmts.push(match var_pair(&pv, &ps) {
+                            Some(x) => pq!(
+                                #rt::window_var_done(#op, #fname_str, &mut #x, &mut #w, #mode);
+                            ),
+                            None => pq!(
+                                #rt::window_done(#op, #fname_str, &mut #pv, &mut #ps, &mut #w, #mode);
+                            ),
+                        });
                     }
                     other => {
                         // A view of the root: the in-place kernel may run on
@@ -187,11 +196,22 @@ impl Lowerer<'_> {
                         if !mentions(args.to_token_stream(), &quote!(#rv #rs #v #s)) {
                             // The view made private if it is shared, then the
                             // user's own call (see `rt::own_alias`).
-                            stmts.push(pq!(#rt::own_alias(&#rv, &#rs, &mut #v, &#s);));
-                            stmts.push(pq!(#v.#method(#args);));
-                            stmts.push(pq!(
-                                #rt::commit_donated(#op, #fname_str, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
-                            ));
+                            match var_pair(&rv, &rs) {
+                                Some(x) => {
+                                    stmts.push(pq!(#rt::own_alias_var(&#x, &mut #v, &#s);));
+                                    stmts.push(pq!(#v.#method(#args);));
+                                    stmts.push(pq!(
+                                        #rt::commit_var(#op, #fname_str, &mut #x, &mut #v, &mut #s, #mode);
+                                    ));
+                                }
+                                None => {
+                                    stmts.push(pq!(#rt::own_alias(&#rv, &#rs, &mut #v, &#s);));
+                                    stmts.push(pq!(#v.#method(#args);));
+                                    stmts.push(pq!(
+                                        #rt::commit_donated(#op, #fname_str, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
+                                    ));
+                                }
+                            }
                         } else {
                             // Arguments that may change the root (a helper
                             // given it) run before the op: the view is
@@ -337,7 +357,12 @@ impl Lowerer<'_> {
         if !mentions(args.to_token_stream(), &value) {
             // The value made private if it is shared, then the user's own
             // call (see `rt::own_root`); its commit names the functional op.
+            let var = state.as_ref().and_then(|s| var_pair(&value, s));
             stmts.push(match (place, &state) {
+                (_, Some(_)) if var.is_some() => {
+                    let x = var.as_ref().expect("checked");
+                    pq!(#rt::own_var(&mut #x);)
+                }
                 (_, Some(s)) => pq!(#rt::own_root(&mut #value, &#s);),
                 (Place::Index(id, _), None) if self.is_input_coll(*id) => {
                     let caller = input_ident(*id);
@@ -347,9 +372,10 @@ impl Lowerer<'_> {
                 _ => pq!(#rt::own(&mut #value);),
             });
             stmts.push(pq!(#value.#inplace(#args);));
-            stmts.push(match &state {
-                Some(s) => pq!(#rt::donated_root(#op, #fname, &mut #value, &mut #s);),
-                None => pq!(#rt::donated(#fname, &mut #value);),
+            stmts.push(match (&state, &var) {
+                (Some(_), Some(x)) => pq!(#rt::donated_var(#op, #fname, &mut #x);),
+                (Some(s), None) => pq!(#rt::donated_root(#op, #fname, &mut #value, &mut #s);),
+                (None, _) => pq!(#rt::donated(#fname, &mut #value);),
             });
         } else {
             stmts.push(donating_update(

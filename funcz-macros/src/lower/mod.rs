@@ -374,20 +374,42 @@ fn window_step(steps: &[Step]) -> bool {
 /// True if `tokens` mention an identifier of `place` (an argument that
 /// borrows the place cannot be passed beside `&mut place`).
 fn mentions(tokens: TokenStream, place: &TokenStream) -> bool {
-    fn idents(ts: TokenStream, out: &mut Vec<Ident>) {
+    // `fields`: with the names after a `.` (`value` in `v.value`); the
+    // place's are not its variables.
+    fn idents(ts: TokenStream, out: &mut Vec<Ident>, fields: bool) {
+        let mut after_dot = false;
         for t in ts {
-            match t {
-                TokenTree::Ident(i) => out.push(i),
-                TokenTree::Group(g) => idents(g.stream(), out),
+            match &t {
+                TokenTree::Ident(i) if fields || !after_dot => out.push(i.clone()),
+                TokenTree::Group(g) => idents(g.stream(), out, fields),
                 _ => {}
             }
+            after_dot = matches!(&t, TokenTree::Punct(p) if p.as_char() == '.');
         }
     }
     let mut want = Vec::new();
-    idents(place.clone(), &mut want);
+    idents(place.clone(), &mut want, false);
     let mut seen = Vec::new();
-    idents(tokens, &mut seen);
+    idents(tokens, &mut seen, true);
     seen.iter().any(|i| want.contains(i))
+}
+
+/// The `rt::Var` whose value and state `value` and `state` are
+/// (`v.value`, `v.state`), if they are one's.
+fn var_pair(value: &TokenStream, state: &TokenStream) -> Option<Ident> {
+    fn field_of(ts: &TokenStream, field: &str) -> Option<Ident> {
+        let t: Vec<TokenTree> = ts.clone().into_iter().collect();
+        match &t[..] {
+            [
+                TokenTree::Ident(v),
+                TokenTree::Punct(dot),
+                TokenTree::Ident(f),
+            ] if dot.as_char() == '.' && f == field => Some(v.clone()),
+            _ => None,
+        }
+    }
+    let v = field_of(value, "value")?;
+    (field_of(state, "state")? == v).then_some(v)
 }
 
 /// A functional update with buffer donation. The arguments are evaluated

@@ -341,9 +341,15 @@ impl Lowerer<'_> {
                         // One view of a place that needs no temporaries:
                         // bound directly (no block, no tuple to rebuild).
                         let margs = meta_args(method, args);
-                        return vec![pq!(
-                            let (mut #ident, mut #st) = #rt::view(&#pv, &#ps, #rt::ViewMeta::#method(#margs), #mode);
-                        )];
+                        let meta = quote!(#rt::ViewMeta::#method(#margs));
+                        return vec![match var_pair(&pv, &ps) {
+                            Some(x) => pq!(
+                                let (mut #ident, mut #st) = #rt::view_var(&#x, #meta, #mode);
+                            ),
+                            None => pq!(
+                                let (mut #ident, mut #st) = #rt::view(&#pv, &#ps, #meta, #mode);
+                            ),
+                        }];
                     }
                     let tail = if bind.is_empty() {
                         value

@@ -285,9 +285,11 @@ impl Lowerer<'_> {
             match step {
                 Step::View(method, args) => stmts.push({
                     let margs = meta_args(method, args);
-                    pq!(
-                    let (mut #nv, mut #ns) = #rt::view(&#v, &#s, #rt::ViewMeta::#method(#margs), #mode);
-                )
+                    let meta = quote!(#rt::ViewMeta::#method(#margs));
+                    match var_pair(&v, &s) {
+                        Some(x) => pq!(let (mut #nv, mut #ns) = #rt::view_var(&#x, #meta, #mode);),
+                        None => pq!(let (mut #nv, mut #ns) = #rt::view(&#v, &#s, #meta, #mode);),
+                    }
                 }),
                 Step::MultiOut(method, args, index) => stmts.push({
                     let margs = meta_args(method, args);
