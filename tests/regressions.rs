@@ -1027,3 +1027,22 @@ fn regress_run_of_steps_with_scalars() {
         assert_eq!(g.ops(), vec!["addcdiv", "addcmul", "copy_"], "{g}");
     }
 }
+
+// Seed 6110, program 1009 (minimized): an element of a `&mut [Tensor]`
+// replaced by a fresh `[2, 1]` tensor, then written through a view chain
+// whose inverse rebuilt it as a permute of a `[1, 2]` view (strides
+// `[1, 2]`, not the original's `[1, 1]`).
+variants!(elem_relaid, elem_relaid_f, elem_relaid_fv; fn (d: &mut [Tensor]) -> Tensor {
+    d[0] = d[0].mul(-0.5);
+    let ix = Tensor::<i64>::from_vec(vec![-2], &[1]);
+    d[0].permute([1, -2]).flatten().narrow(-1, 0, 2).index_fill_(0, &ix, 3.0);
+    d[0].clone()
+});
+
+#[test]
+fn regress_replaced_element_written_through_a_permuted_view_keeps_its_strides() {
+    check("elem_relaid", &[iota(&[2, 1])], |v, ins| {
+        let f = [elem_relaid, elem_relaid_f, elem_relaid_fv][v];
+        vec![f(&mut ins[..])]
+    });
+}

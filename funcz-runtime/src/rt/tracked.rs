@@ -891,6 +891,7 @@ fn writeback_root<T: Element>(
     mode: Mode,
 ) {
     let was_contiguous = rstate.element && mode == Mode::Views && root.is_contiguous();
+    let before = was_contiguous.then(|| root.layout.strides);
     let how = InPlace {
         caller: rstate.caller_handles(root),
         known_window,
@@ -898,6 +899,18 @@ fn writeback_root<T: Element>(
     writeback_into(root, chain, new, how, mode);
     if was_contiguous && !root.is_contiguous() {
         *root = root.contiguous();
+    }
+    // A contiguous element stays laid out as it was, down to the strides
+    // of its size-1 dimensions, which address nothing (the inverse of a
+    // `permute` of a `[2, 1]` tensor rebuilt it with strides `[1, 2]`).
+    if let Some(before) = before
+        && root.layout.strides.len() == before.len()
+    {
+        for (d, &n) in root.layout.shape.clone().iter().enumerate() {
+            if n == 1 {
+                root.layout.strides[d] = before[d];
+            }
+        }
     }
 }
 
