@@ -164,6 +164,14 @@ impl Tracked {
     /// state is written once, in place, and compiled once).
     #[inline(never)]
     fn of_root(layout: &Layout, caller: usize) -> Self {
+        Tracked::of_root_here(layout, caller)
+    }
+
+    /// [`Tracked::of_root`] written where its caller wants it (a
+    /// [`Var`](super::Var)'s field: a returned state would be built
+    /// aside and copied in).
+    #[inline(always)]
+    pub(super) fn of_root_here(layout: &Layout, caller: usize) -> Self {
         // (Tested first, so that the state is then written straight from
         // `layout`, with no call in between to keep its parts across.)
         let overlaps = !layout.is_contiguous() && layout.has_internal_overlap();

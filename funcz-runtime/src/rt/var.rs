@@ -45,10 +45,16 @@ impl<T: Element> Var<T> {
     /// let v = Var::root(Tensor::<f32>::ones(&[3]));
     /// assert!(v.state.chain().is_empty());
     /// ```
-    #[inline]
+    // (The state is written straight into the `Var`: built by a call and
+    // moved in, it was copied, 272 bytes per call. Optimized builds
+    // inline it; debug builds call one instance per crate.)
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline(never))]
     pub fn root(value: Tensor<T>) -> Self {
-        let state = Tracked::root(&value);
-        Var { value, state }
+        Var {
+            state: Tracked::of_root_here(&value.layout, 0),
+            value,
+        }
     }
 
     /// A mutated input: a handle to the caller's tensor `t`
@@ -61,9 +67,13 @@ impl<T: Element> Var<T> {
     /// let v = Var::input(&t);
     /// assert!(v.value.same_storage(&t));
     /// ```
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline(never))]
     pub fn input(t: &Tensor<T>) -> Self {
-        Var::of_input(super::input(t))
+        Var {
+            state: Tracked::of_root_here(&t.layout, t.storage_key()),
+            value: super::input(t),
+        }
     }
 
     /// An input passed by value (`x: Tensor`), the body's handle `value`,
@@ -77,10 +87,13 @@ impl<T: Element> Var<T> {
     /// let v = Var::of_input(x);
     /// assert!(v.value.same_storage(&kept));
     /// ```
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline(never))]
     pub fn of_input(value: Tensor<T>) -> Self {
-        let state = Tracked::input(&value);
-        Var { value, state }
+        Var {
+            state: Tracked::of_root_here(&value.layout, value.storage_key()),
+            value,
+        }
     }
 }
 
