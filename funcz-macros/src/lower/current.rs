@@ -113,10 +113,18 @@ impl Lowerer<'_> {
     /// The generated names through which the alias `id` or its root can
     /// change: both values, then both states.
     fn alias_names(&self, id: usize) -> Names {
-        let mut names = Names {
-            values: vec![self.var_name(id)],
-            states: vec![crate::scope::state_name(id)],
-            vars: Vec::new(),
+        let mut names = if self.in_var(id) {
+            Names {
+                values: Vec::new(),
+                states: Vec::new(),
+                vars: vec![self.var_name(id)],
+            }
+        } else {
+            Names {
+                values: vec![self.var_name(id)],
+                states: vec![crate::scope::state_name(id)],
+                vars: Vec::new(),
+            }
         };
         if let Kind::Alias { root } = self.scopes.kind(id) {
             let root = *root;

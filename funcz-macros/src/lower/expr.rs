@@ -348,6 +348,7 @@ impl Lowerer<'_> {
                 Passing::Value => *e = pq!(#ident),
             },
             Kind::Root { input: None, .. } if self.has_state(id) => *e = pq!(#ident),
+            Kind::Alias { .. } if self.in_var(id) => *e = pq!(#ident),
             Kind::ElemRef { .. } if self.shared_elems.contains(&id) => *e = pq!((&*#ident)),
             Kind::ElemAt { coll, index } => {
                 let c = self.value(coll);

@@ -46,9 +46,20 @@ impl Lowerer<'_> {
     /// named in a macro that may write it (`bump!(b)`: its patterns may
     /// want a name, not `b.value`).
     pub(crate) fn in_var(&self, id: usize) -> bool {
-        self.hidden_var(id)
+        (self.hidden_var(id)
             && !self.deferred.contains(&id)
-            && !self.macro_names.contains(self.scopes.name_of(id))
+            && !self.macro_names.contains(self.scopes.name_of(id)))
+            || self.alias_vars.contains(&id)
+    }
+
+    /// Binds the alias `id` (just declared by a `let`, with a state) as an
+    /// `rt::Var`, unless a macro that may write it names it. True if so.
+    pub(super) fn bind_alias_var(&mut self, id: usize) -> bool {
+        let ok = self.has_state(id) && !self.macro_names.contains(self.scopes.name_of(id));
+        if ok {
+            self.alias_vars.insert(id);
+        }
+        ok
     }
 
     /// Binding `id`'s current value as an expression: `__fz_v_x_0.value`

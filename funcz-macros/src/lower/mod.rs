@@ -258,6 +258,9 @@ pub(crate) struct Lowerer<'a> {
     /// such a root stays two locals, its value a name the macro's own
     /// patterns accept (see `Lowerer::in_var`).
     pub(crate) macro_names: std::collections::HashSet<String>,
+    /// Aliases bound as an `rt::Var` (a `let` of a view or of an in-place
+    /// op's result; see `Lowerer::in_var`).
+    alias_vars: std::collections::HashSet<usize>,
     /// Set while a multi-root run's statements are lowered as its
     /// fall-back (see `fuse_multi.rs`): they are not searched again.
     no_multi: bool,
@@ -326,6 +329,7 @@ impl<'a> Lowerer<'a> {
             added_mut: false,
             deferred: std::collections::HashSet::new(),
             macro_names: std::collections::HashSet::new(),
+            alias_vars: std::collections::HashSet::new(),
             no_multi: false,
             pre: Vec::new(),
             synced: Vec::new(),

@@ -269,6 +269,9 @@ impl Lowerer<'_> {
                     .try_inplace(&expr, Want::Bound)
                     .expect("an in-place call");
                 let id = self.scopes.declare(&ident, Kind::Alias { root });
+                if self.bind_alias_var(id) {
+                    return vec![pq!(let mut #ident = #rt::Var::of_pair(#lowered);)];
+                }
                 let s = self.state(id);
                 return vec![pq!(let (mut #ident, mut #s) = #lowered;)];
             }
@@ -320,6 +323,7 @@ impl Lowerer<'_> {
                     // (one per `let`), however many views it makes.
                     let (inner, pv, ps, v, s) = self.emit_steps_from(prelude, &place, &steps);
                     let id = self.scopes.declare(&ident, kind);
+                    let in_var = multi.is_none() && self.bind_alias_var(id);
                     let st = self.state(id);
                     let (tv, ts) = (tmp("__fz_bound"), tmp("__fz_bound_state"));
                     let bind = match (steps_may_copy(&steps), &multi) {
@@ -342,13 +346,14 @@ impl Lowerer<'_> {
                         // bound directly (no block, no tuple to rebuild).
                         let margs = meta_args(method, args);
                         let meta = quote!(#rt::ViewMeta::#method(#margs));
-                        return vec![match var_pair(&pv, &ps) {
-                            Some(x) => pq!(
-                                let (mut #ident, mut #st) = #rt::view_var(&#x, #meta, #mode);
-                            ),
-                            None => pq!(
-                                let (mut #ident, mut #st) = #rt::view(&#pv, &#ps, #meta, #mode);
-                            ),
+                        let view = match var_pair(&pv, &ps) {
+                            Some(x) => quote!(#rt::view_var(&#x, #meta, #mode)),
+                            None => quote!(#rt::view(&#pv, &#ps, #meta, #mode)),
+                        };
+                        return vec![if in_var {
+                            pq!(let mut #ident = #rt::Var::of_pair(#view);)
+                        } else {
+                            pq!(let (mut #ident, mut #st) = #view;)
                         }];
                     }
                     let tail = if bind.is_empty() {
@@ -356,7 +361,11 @@ impl Lowerer<'_> {
                     } else {
                         quote!(let (#tv, #m #ts) = #value; #bind (#tv, #ts))
                     };
-                    return vec![pq!(let (mut #ident, mut #st) = { #(#inner)* #tail };)];
+                    return vec![if in_var {
+                        pq!(let mut #ident = #rt::Var::of_pair({ #(#inner)* #tail });)
+                    } else {
+                        pq!(let (mut #ident, mut #st) = { #(#inner)* #tail };)
+                    }];
                 }
                 // Root never mutated: the alias is a plain value.
                 let value = self.plain_value(&expr);

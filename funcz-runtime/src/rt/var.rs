@@ -28,7 +28,8 @@ use super::{Mode, commit_donated, donated_root, own_alias, own_root, sync, view,
 /// rt::window_var_done("fill_", "fill", &mut b, &mut w, Mode::Views);
 /// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 3.0, 3.0]);
 /// ```
-#[derive(Debug)]
+// (Not `Debug`: a `Var` that reached user code, a format capture say,
+// must not compile rather than print something else.)
 pub struct Var<T: Element = f32> {
     /// The root's current value (what the body reads).
     pub value: Tensor<T>,
@@ -94,6 +95,22 @@ impl<T: Element> Var<T> {
             state: Tracked::of_root_here(&value.layout, value.storage_key()),
             value,
         }
+    }
+}
+
+impl<T: Element> Var<T> {
+    /// An alias and its state, as [`view`] returns them.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::{self, Mode, Var, ViewMeta};
+    /// use funcz_runtime::Tensor;
+    /// let b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+    /// let r = Var::of_pair(rt::view_var(&b, ViewMeta::select(0, 1), Mode::Views));
+    /// assert_eq!(r.value.shape(), &[2]);
+    /// ```
+    #[inline]
+    pub fn of_pair((value, state): (Tensor<T>, Tracked)) -> Self {
+        Var { value, state }
     }
 }
 
