@@ -211,9 +211,10 @@ impl Lowerer<'_> {
         match self.scopes.kind(id).clone() {
             Kind::Alias { root } => {
                 let (rv, rs) = self.root_value_state(root);
-                Some(match var_pair(&rv, &rs) {
-                    Some(x) => pq!(#rt::sync_var(&mut #v, &mut #s, &#x, #mode);),
-                    None => pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);),
+                Some(match (var_pair(&rv, &rs), var_pair(&v, &s)) {
+                    (Some(x), Some(a)) => pq!(#rt::sync_vars(&mut #a, &#x, #mode);),
+                    (Some(x), None) => pq!(#rt::sync_var(&mut #v, &mut #s, &#x, #mode);),
+                    (None, _) => pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);),
                 })
             }
             Kind::Multi { root } => {

@@ -196,15 +196,22 @@ impl Lowerer<'_> {
                         if !mentions(args.to_token_stream(), &quote!(#rv #rs #v #s)) {
                             // The view made private if it is shared, then the
                             // user's own call (see `rt::own_alias`).
-                            match var_pair(&rv, &rs) {
-                                Some(x) => {
+                            match (var_pair(&rv, &rs), var_pair(&v, &s)) {
+                                (Some(x), Some(a)) => {
+                                    stmts.push(pq!(#rt::own_alias_vars(&#x, &mut #a);));
+                                    stmts.push(pq!(#v.#method(#args);));
+                                    stmts.push(pq!(
+                                        #rt::commit_vars(#op, #fname_str, &mut #x, &mut #a, #mode);
+                                    ));
+                                }
+                                (Some(x), None) => {
                                     stmts.push(pq!(#rt::own_alias_var(&#x, &mut #v, &#s);));
                                     stmts.push(pq!(#v.#method(#args);));
                                     stmts.push(pq!(
                                         #rt::commit_var(#op, #fname_str, &mut #x, &mut #v, &mut #s, #mode);
                                     ));
                                 }
-                                None => {
+                                (None, _) => {
                                     stmts.push(pq!(#rt::own_alias(&#rv, &#rs, &mut #v, &#s);));
                                     stmts.push(pq!(#v.#method(#args);));
                                     stmts.push(pq!(

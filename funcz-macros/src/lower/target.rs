@@ -280,26 +280,25 @@ impl Lowerer<'_> {
         }
         let (mut v, mut s) = (pv.clone(), ps.clone());
         for (k, step) in steps.iter().enumerate() {
+            // Each view of the chain is an `rt::Var` (one local).
             let nv = format_ident!("__fz_view_{}", k, span = Span::mixed_site());
-            let ns = format_ident!("__fz_view_state_{}", k, span = Span::mixed_site());
-            match step {
-                Step::View(method, args) => stmts.push({
+            let pair = match step {
+                Step::View(method, args) => {
                     let margs = meta_args(method, args);
                     let meta = quote!(#rt::ViewMeta::#method(#margs));
                     match var_pair(&v, &s) {
-                        Some(x) => pq!(let (mut #nv, mut #ns) = #rt::view_var(&#x, #meta, #mode);),
-                        None => pq!(let (mut #nv, mut #ns) = #rt::view(&#v, &#s, #meta, #mode);),
+                        Some(x) => quote!(#rt::view_var(&#x, #meta, #mode)),
+                        None => quote!(#rt::view(&#v, &#s, #meta, #mode)),
                     }
-                }),
-                Step::MultiOut(method, args, index) => stmts.push({
+                }
+                Step::MultiOut(method, args, index) => {
                     let margs = meta_args(method, args);
-                    pq!(
-                    let (mut #nv, mut #ns) = #rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#margs), #index, #mode);
-                )
-                }),
-            }
-            v = quote!(#nv);
-            s = quote!(#ns);
+                    quote!(#rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#margs), #index, #mode))
+                }
+            };
+            stmts.push(pq!(let mut #nv = #rt::Var::of_pair(#pair);));
+            v = quote!(#nv.value);
+            s = quote!(#nv.state);
         }
         (stmts, pv, ps, v, s)
     }

@@ -72,8 +72,8 @@ pub use tracked::{
 };
 pub use untracked::{CompoundProbe, OtherCompound, TensorCompound, UntrackedCompound};
 pub use var::{
-    Var, commit_var, donated_var, own_alias_var, own_var, sync_var, view_var, window_var,
-    window_var_done,
+    Var, commit_var, commit_vars, donated_var, own_alias_var, own_alias_vars, own_var, sync_var,
+    sync_vars, view_var, window_var, window_var_done,
 };
 pub use watch::{Watch, watch, watched};
 pub use window::{Window, window, window_done};

@@ -207,3 +207,55 @@ pub fn commit_var<T: Element>(
 pub fn sync_var<T: Element>(value: &mut Tensor<T>, state: &mut Tracked, root: &Var<T>, mode: Mode) {
     sync(value, state, &root.value, &root.state, mode)
 }
+
+/// [`own_alias`] of an alias held in a [`Var`] (see [`commit_vars`]).
+#[inline]
+pub fn own_alias_vars<T: Element>(root: &Var<T>, alias: &mut Var<T>) {
+    own_alias(&root.value, &root.state, &mut alias.value, &alias.state)
+}
+
+/// [`commit_donated`] of an alias held in a [`Var`] into its root.
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Var, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+/// let mut r = Var::of_pair(rt::view_var(&b, ViewMeta::select(0, 1), Mode::Views));
+/// rt::own_alias_vars(&b, &mut r);
+/// r.value.add_(1.0);
+/// rt::commit_vars("add_", "add", &mut b, &mut r, Mode::Views);
+/// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 1.0, 1.0]);
+/// b.value.mul_(3.0);
+/// rt::sync_vars(&mut r, &b, Mode::Views);
+/// assert_eq!(r.value.to_vec(), vec![3.0, 3.0]);
+/// ```
+#[inline]
+pub fn commit_vars<T: Element>(
+    op: &str,
+    functional: &'static str,
+    root: &mut Var<T>,
+    alias: &mut Var<T>,
+    mode: Mode,
+) {
+    commit_donated(
+        op,
+        functional,
+        &mut root.value,
+        &mut root.state,
+        &mut alias.value,
+        &mut alias.state,
+        mode,
+    )
+}
+
+/// [`sync`] of an alias held in a [`Var`] (see [`commit_vars`]).
+#[inline]
+pub fn sync_vars<T: Element>(alias: &mut Var<T>, root: &Var<T>, mode: Mode) {
+    sync(
+        &mut alias.value,
+        &mut alias.state,
+        &root.value,
+        &root.state,
+        mode,
+    )
+}
