@@ -23,8 +23,8 @@ pub(crate) enum Remove {
 impl quote::ToTokens for Remove {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         tokens.extend(match self {
-            Remove::Mutations => quote::quote!(::funcz::rt::Mode::Views),
-            Remove::MutationsAndViews => quote::quote!(::funcz::rt::Mode::Copies),
+            // (The function's `__FZ_MODE`, see `expand::lower_fn`.)
+            Remove::Mutations | Remove::MutationsAndViews => quote::quote!(__FZ_MODE),
         });
     }
 }

@@ -231,16 +231,26 @@ fn lower_fn(
     let declared = crate::inputs::declare(func, tensor_params, places, &mut lw.scopes);
     let inputs = declared.tracked;
     lw.places = declared.places;
-    let mut prologue: Vec<Stmt> = Vec::new();
+    let mode_value = match mode {
+        Remove::Mutations => quote!(::funcz::rt::Mode::Views),
+        Remove::MutationsAndViews => quote!(::funcz::rt::Mode::Copies),
+    };
+    let mut prologue: Vec<Stmt> = vec![
+        pq!(
+            #[allow(unused_imports)]
+            use ::funcz::rt as __fz_rt;
+        ),
+        pq!(#[allow(dead_code)] const __FZ_MODE: __fz_rt::Mode = #mode_value;),
+    ];
     for (k, place) in places.iter().enumerate() {
         let ident = crate::inputs::place_ident(k);
         let e = &place.expr;
         // A list is borrowed for the whole body (its uses all go through
         // the hidden variable); `rt::list` names the types it may be.
         prologue.push(match (place.list, place.mutable) {
-            (false, _) => pq!(let #ident = ::funcz::rt::place_handle(&#e);),
-            (true, true) => pq!(let #ident = ::funcz::rt::list_mut(&mut #e);),
-            (true, false) => pq!(let #ident = ::funcz::rt::list(&#e);),
+            (false, _) => pq!(let #ident = __fz_rt::place_handle(&#e);),
+            (true, true) => pq!(let #ident = __fz_rt::list_mut(&mut #e);),
+            (true, false) => pq!(let #ident = __fz_rt::list(&#e);),
         });
     }
     let tracked = |id: usize| lw.facts.mutated.contains(&id) || lw.facts.meta.contains(&id);
@@ -271,7 +281,7 @@ fn lower_fn(
         prologue.push(syn::parse_quote_spanned!(span => {
             #[allow(unused_imports)]
             use ::funcz::rt::{OtherCompound as _, TensorCompound as _};
-            (&::funcz::rt::CompoundProbe(&#e)).not_a_tensor();
+            (&__fz_rt::CompoundProbe(&#e)).not_a_tensor();
         }));
     }
     // `("x", &x as &dyn InputKey)` of an input, named by its place's path
@@ -284,9 +294,9 @@ fn lower_fn(
         match kind {
             ParamKind::List { .. } => quote!((
                 #n,
-                &::funcz::rt::TensorList::tensors(&*#ident) as &dyn ::funcz::rt::InputKey
+                &__fz_rt::TensorList::tensors(&*#ident) as &dyn __fz_rt::InputKey
             )),
-            _ => quote!((#n, &#ident as &dyn ::funcz::rt::InputKey)),
+            _ => quote!((#n, &#ident as &dyn __fz_rt::InputKey)),
         }
     };
     let mutated_inputs: Vec<TokenStream> = inputs
@@ -299,10 +309,12 @@ fn lower_fn(
             quote!((#key, &{
                 #[allow(unused_imports)]
                 use ::funcz::rt::{ViaKey as _, ViaNone as _};
-                (&::funcz::rt::KeyProbe(&#e)).key()
-            } as &dyn ::funcz::rt::InputKey))
+                (&__fz_rt::KeyProbe(&#e)).key()
+            } as &dyn __fz_rt::InputKey))
         });
-        prologue.push(pq!(::funcz::rt::check_readers_disjoint(#name, &[#(#mutated_inputs),*], &[#(#reads),*]);));
+        prologue.push(
+            pq!(__fz_rt::check_readers_disjoint(#name, &[#(#mutated_inputs),*], &[#(#reads),*]);),
+        );
     }
     let many = inputs.len() + readers.len() > 1
         || inputs
@@ -319,7 +331,7 @@ fn lower_fn(
                 None => ident.to_string(),
             });
             keys.push(match kind {
-                ParamKind::List { .. } => quote!(&::funcz::rt::TensorList::tensors(&*#ident)),
+                ParamKind::List { .. } => quote!(&__fz_rt::TensorList::tensors(&*#ident)),
                 _ => quote!(&#ident),
             });
         }
@@ -327,8 +339,7 @@ fn lower_fn(
             names.push(n.clone());
             keys.push(quote!(&#key));
         }
-        prologue
-            .push(pq!(::funcz::rt::check_inputs_disjoint_of(#name, &[#(#names),*], (#(#keys,)*));));
+        prologue.push(pq!(__fz_rt::check_inputs_disjoint_of(#name, &[#(#names),*], (#(#keys,)*));));
     } else if any_tracked && many {
         let entries = inputs
             .iter()
@@ -336,9 +347,9 @@ fn lower_fn(
             .chain(
                 readers
                     .iter()
-                    .map(|(n, key)| quote!((#n, &#key as &dyn ::funcz::rt::InputKey))),
+                    .map(|(n, key)| quote!((#n, &#key as &dyn __fz_rt::InputKey))),
             );
-        prologue.push(pq!(::funcz::rt::check_inputs_disjoint(#name, &[#(#entries),*]);));
+        prologue.push(pq!(__fz_rt::check_inputs_disjoint(#name, &[#(#entries),*]);));
     }
     lw.inputs = inputs
         .iter()
@@ -379,7 +390,7 @@ fn lower_fn(
         let input = input_ident(id);
         let replaced = crate::scope::replaced_ident(id);
         if lw.replaced.contains(&id) {
-            prologue.push(pq!(let mut #replaced = ::funcz::rt::Replaced::default();));
+            prologue.push(pq!(let mut #replaced = __fz_rt::Replaced::default();));
         }
         match kind {
             ParamKind::Tensor(p) => {
@@ -396,10 +407,10 @@ fn lower_fn(
                         // (`mut`: assigning the parameter rebinds it, see
                         // `Lowerer::lower_assign`.)
                         prologue.push(
-                            pq!(#[allow(unused_mut)] let mut #input = ::funcz::rt::input(&#ident);),
+                            pq!(#[allow(unused_mut)] let mut #input = __fz_rt::input(&#ident);),
                         );
                         prologue.push(if in_var {
-                            pq!(let mut #var = ::funcz::rt::Var::of_input(#ident);)
+                            pq!(let mut #var = __fz_rt::Var::of_input(#ident);)
                         } else {
                             pq!(let mut #var = #ident;)
                         });
@@ -407,17 +418,17 @@ fn lower_fn(
                     Passing::Ref => {
                         prologue.push(pq!(let #input = #ident;));
                         prologue.push(if in_var {
-                            pq!(let mut #var = ::funcz::rt::Var::input(#input);)
+                            pq!(let mut #var = __fz_rt::Var::input(#input);)
                         } else {
-                            pq!(let mut #var = ::funcz::rt::input(#input);)
+                            pq!(let mut #var = __fz_rt::input(#input);)
                         });
                     }
                     Passing::RefMut => {
                         prologue.push(pq!(let #input = #ident;));
                         prologue.push(if in_var {
-                            pq!(let mut #var = ::funcz::rt::Var::input(&*#input);)
+                            pq!(let mut #var = __fz_rt::Var::input(&*#input);)
                         } else {
-                            pq!(let mut #var = ::funcz::rt::input(&*#input);)
+                            pq!(let mut #var = __fz_rt::input(&*#input);)
                         });
                     }
                 }
@@ -430,33 +441,33 @@ fn lower_fn(
                 let b = base_ident(id);
                 exit.push(match (p, based) {
                     (Passing::RefMut, true) => {
-                        pq!(::funcz::rt::write_back_layout(&mut *#input, &#b, &#s);)
+                        pq!(__fz_rt::write_back_layout(&mut *#input, &#b, &#s);)
                     }
                     (Passing::Value, true) => {
-                        pq!(::funcz::rt::write_back_owned(&#input, &#b);)
+                        pq!(__fz_rt::write_back_owned(&#input, &#b);)
                     }
-                    (_, true) => pq!(::funcz::rt::write_back(&*#input, &#b);),
+                    (_, true) => pq!(__fz_rt::write_back(&*#input, &#b);),
                     (Passing::Value, false) => {
-                        pq!(::funcz::rt::write_back_owned(&#input, &#v);)
+                        pq!(__fz_rt::write_back_owned(&#input, &#v);)
                     }
                     (Passing::RefMut, false) => {
-                        pq!(::funcz::rt::write_back_mut(&mut *#input, &#v);)
+                        pq!(__fz_rt::write_back_mut(&mut *#input, &#v);)
                     }
-                    (_, false) => pq!(::funcz::rt::write_back(&*#input, &#v);),
+                    (_, false) => pq!(__fz_rt::write_back(&*#input, &#v);),
                 });
             }
             ParamKind::Optional => {}
             ParamKind::List { passing } => {
                 prologue.push(pq!(let #input = #ident;));
-                prologue.push(pq!(let mut #ident = ::funcz::rt::list_handles(&*#input);));
+                prologue.push(pq!(let mut #ident = __fz_rt::list_handles(&*#input);));
                 exit.push(match passing {
                     Passing::RefMut if lw.replaced.contains(&id) => {
-                        pq!(::funcz::rt::write_back_slots(&mut *#input, &#ident[..], &#replaced);)
+                        pq!(__fz_rt::write_back_slots(&mut *#input, &#ident[..], &#replaced);)
                     }
                     Passing::RefMut => {
-                        pq!(::funcz::rt::write_back_list(&mut *#input, &#ident[..]);)
+                        pq!(__fz_rt::write_back_list(&mut *#input, &#ident[..]);)
                     }
-                    _ => pq!(::funcz::rt::write_back_all(::funcz::rt::TensorList::tensors(#input), &#ident[..]);),
+                    _ => pq!(__fz_rt::write_back_all(__fz_rt::TensorList::tensors(#input), &#ident[..]);),
                 });
             }
             ParamKind::Collection { passing, vec } => {
@@ -464,28 +475,28 @@ fn lower_fn(
                     Passing::Value => {
                         prologue.push(pq!(
                             #[allow(unused_mut)]
-                            let mut #input: ::std::vec::Vec<_> = #ident.iter().map(::funcz::rt::input).collect();
+                            let mut #input: ::std::vec::Vec<_> = #ident.iter().map(__fz_rt::input).collect();
                         ));
                         prologue.push(pq!(let mut #ident = #ident;));
                     }
                     _ => {
                         prologue.push(pq!(let #input = #ident;));
                         prologue.push(pq!(
-                            let mut #ident: ::std::vec::Vec<_> = #input.iter().map(::funcz::rt::input).collect();
+                            let mut #ident: ::std::vec::Vec<_> = #input.iter().map(__fz_rt::input).collect();
                         ));
                     }
                 }
                 exit.push(match (passing, vec) {
                     (Passing::RefMut, _) if lw.replaced.contains(&id) => {
-                        pq!(::funcz::rt::write_back_slots(&mut *#input, &#ident[..], &#replaced);)
+                        pq!(__fz_rt::write_back_slots(&mut *#input, &#ident[..], &#replaced);)
                     }
                     (Passing::Value, _) if lw.replaced.contains(&id) => {
-                        pq!(::funcz::rt::write_back_kept(&#input[..], &#ident[..], &#replaced);)
+                        pq!(__fz_rt::write_back_kept(&#input[..], &#ident[..], &#replaced);)
                     }
                     (Passing::RefMut, true) => {
-                        pq!(::funcz::rt::write_back_vec(&mut *#input, &#ident[..]);)
+                        pq!(__fz_rt::write_back_vec(&mut *#input, &#ident[..]);)
                     }
-                    _ => pq!(::funcz::rt::write_back_all(&#input[..], &#ident[..]);),
+                    _ => pq!(__fz_rt::write_back_all(&#input[..], &#ident[..]);),
                 });
             }
         }

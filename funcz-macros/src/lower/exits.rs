@@ -124,7 +124,7 @@ impl Lowerer<'_> {
                         let mode = self.mode;
                         let mut v = e;
                         self.use_binding(id, &mut v);
-                        pq!(::funcz::rt::output(&#v, &#s, &#rv, &#rs, #mode))
+                        pq!(__fz_rt::output(&#v, &#s, &#rv, &#rs, #mode))
                     }
                     Kind::Root {
                         input: None | Some(Passing::Value),
@@ -132,7 +132,7 @@ impl Lowerer<'_> {
                     } if self.has_state(id) => {
                         let mut v = e;
                         self.use_binding(id, &mut v);
-                        pq!(::funcz::rt::output_root(&#v, &#s))
+                        pq!(__fz_rt::output_root(&#v, &#s))
                     }
                     _ => e,
                 }

@@ -303,7 +303,9 @@ pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
 
 fn rt() -> TokenStream {
     // Not cached: proc_macro tokens must not outlive one expansion.
-    quote!(::funcz::rt)
+    // (The function's `use ::funcz::rt as __fz_rt;`, see
+    // `expand::lower_fn`: a path of 3 tokens, not 8.)
+    quote!(__fz_rt)
 }
 
 fn tmp(name: &str) -> Ident {
