@@ -424,12 +424,28 @@ impl Lowerer<'_> {
                 pt.ty = r.elem.clone();
             }
         }
+        // `let b = e;` of a root held in an `rt::Var`: bound as one
+        // (`let b = rt::Var::root(e);`), not bound then rebound.
+        let wrap = self.in_var(id)
+            && matches!(&local.pat, Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none());
+        if wrap && let Some(init) = &mut local.init {
+            let e = &init.expr;
+            *init.expr = pq!(#rt::Var::root(#e));
+        }
         let mut out = vec![Stmt::Local(local)];
         // (The check first: the prologue may take a second handle.)
         if unproven {
-            out.extend(self.declared_freshness_check(id));
+            out.extend(if wrap {
+                self.freshness_check(id)
+            } else {
+                self.declared_freshness_check(id)
+            });
         }
-        out.extend(self.root_prologue(id));
+        out.extend(if wrap {
+            self.base_prologue(id)
+        } else {
+            self.root_prologue(id)
+        });
         out
     }
 
