@@ -74,7 +74,7 @@ fn generate(
     mode: Remove,
     facts: Facts,
     places: &[crate::places::Place],
-    tensor_params: &std::collections::HashSet<String>,
+    tensor_params: &crate::fast::HashSet<String>,
     strict: bool,
 ) -> ItemFn {
     let first_cx = Ctxt::default();
@@ -115,10 +115,10 @@ fn generate(
 /// The field places (`self.cache`, `c.0`) of non-tensor parameters and of
 /// `self`, tracked like tensor inputs, and the parameters the body uses as
 /// tensors.
-fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, std::collections::HashSet<String>) {
-    let mut bases: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut mutable: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut tensors: std::collections::HashSet<String> = std::collections::HashSet::new();
+fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, crate::fast::HashSet<String>) {
+    let mut bases: crate::fast::HashSet<String> = crate::fast::HashSet::default();
+    let mut mutable: crate::fast::HashSet<String> = crate::fast::HashSet::default();
+    let mut tensors: crate::fast::HashSet<String> = crate::fast::HashSet::default();
     for arg in &func.sig.inputs {
         match arg {
             FnArg::Receiver(r) => {
@@ -165,7 +165,7 @@ fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, std::collections::H
 /// The parameters (and `self`) whose fields are checked as field reads:
 /// those that are neither tensors nor readers of their own (tuples, slices
 /// and options of tensors, see `params::reader_keys`).
-fn struct_bases(func: &ItemFn) -> std::collections::HashSet<String> {
+fn struct_bases(func: &ItemFn) -> crate::fast::HashSet<String> {
     func.sig
         .inputs
         .iter()
@@ -221,7 +221,7 @@ fn lower_fn(
     mode: Remove,
     facts: Facts,
     places: &[crate::places::Place],
-    tensor_params: &std::collections::HashSet<String>,
+    tensor_params: &crate::fast::HashSet<String>,
 ) -> (ItemFn, Facts) {
     let name = func.sig.ident.to_string();
     let mut lw = Lowerer::new(cx, mode, facts, name.clone());
@@ -563,8 +563,8 @@ fn lower_fn(
 /// `s.m[i] = ..`, `helper(&mut xs[i])`) or that a method may reorder
 /// (`xs.swap(0, 1)`): a parameter's name or a field place's path (a name
 /// that turns out not to be a collection input is ignored).
-fn assigned_elements(block: &syn::Block) -> std::collections::HashSet<String> {
-    struct Scan(std::collections::HashSet<String>);
+fn assigned_elements(block: &syn::Block) -> crate::fast::HashSet<String> {
+    struct Scan(crate::fast::HashSet<String>);
     impl Scan {
         /// Notes the collection `e` names (`xs`, `s.m`).
         fn note(&mut self, e: &syn::Expr) {
@@ -605,7 +605,7 @@ fn assigned_elements(block: &syn::Block) -> std::collections::HashSet<String> {
             syn::visit::visit_expr_method_call(self, m);
         }
     }
-    let mut scan = Scan(std::collections::HashSet::new());
+    let mut scan = Scan(crate::fast::HashSet::default());
     syn::visit::Visit::visit_block(&mut scan, block);
     scan.0
 }

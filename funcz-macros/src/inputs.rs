@@ -7,7 +7,7 @@
 //! Output: bindings `x` (a `&Tensor` root), `n` (not a tensor) and
 //! `__fz_place_0` (the root standing for `self.cache`).
 
-use std::collections::HashSet;
+use crate::fast::HashSet;
 
 use proc_macro2::{Ident, Span};
 use quote::format_ident;

@@ -23,6 +23,7 @@ mod attr;
 mod ctxt;
 mod diag;
 mod expand;
+mod fast;
 mod inputs;
 mod lower;
 mod params;

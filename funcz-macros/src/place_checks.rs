@@ -10,7 +10,7 @@
 //! `expand.rs` turns into `rt::check_readers_disjoint(..)` and
 //! `(&rt::CompoundProbe(&st.n)).not_a_tensor();` at entry.
 
-use std::collections::HashSet;
+use crate::fast::HashSet;
 
 use syn::visit::{self, Visit};
 use syn::{Block, Expr};
@@ -111,7 +111,7 @@ pub(crate) fn untracked_compounds(
         bases,
         places,
         elements: Vec::new(),
-        rebound: HashSet::new(),
+        rebound: HashSet::default(),
         out: Vec::new(),
     };
     scan.visit_block(block);
@@ -175,7 +175,7 @@ pub(crate) fn field_reads(
     let mut scan = Scan {
         bases,
         places,
-        rebound: HashSet::new(),
+        rebound: HashSet::default(),
         out: Vec::new(),
     };
     scan.visit_block(block);

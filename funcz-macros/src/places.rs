@@ -18,7 +18,7 @@
 //! lowering then treats `self.cache` as a tensor input named by a hidden
 //! variable.
 
-use std::collections::HashSet;
+use crate::fast::HashSet;
 
 use quote::ToTokens;
 use syn::visit::{self, Visit};
@@ -230,7 +230,7 @@ pub(crate) fn find(
         tensor_uses: HashSet<String>,
         /// Inner links of the chain being visited, with its start (and
         /// the start's text); keys are the links' addresses in the body.
-        chain_links: std::collections::HashMap<*const syn::ExprMethodCall, (Expr, String, bool)>,
+        chain_links: crate::fast::HashMap<*const syn::ExprMethodCall, (Expr, String, bool)>,
     }
     impl<'ast> Visit<'ast> for Scan {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
@@ -355,8 +355,8 @@ pub(crate) fn find(
         mutated: Vec::new(),
         view_lets: Vec::new(),
         compound: Vec::new(),
-        tensor_uses: HashSet::new(),
-        chain_links: std::collections::HashMap::new(),
+        tensor_uses: HashSet::default(),
+        chain_links: crate::fast::HashMap::default(),
     };
     scan.visit_block(block);
     // A compound assignment mutates a tensor only if the place is one: a
@@ -384,7 +384,7 @@ pub(crate) fn find(
         .iter()
         .filter_map(|(e, _)| single_ident(e))
         .collect();
-    let mut weak: HashSet<String> = HashSet::new();
+    let mut weak: HashSet<String> = HashSet::default();
     for (e, indexed) in std::mem::take(&mut scan.compound) {
         let text = e.to_token_stream().to_string();
         let used = if indexed {
@@ -414,7 +414,7 @@ pub(crate) fn find(
         .iter()
         .filter_map(|(e, _)| single_ident(e))
         .collect();
-    let mut done: HashSet<usize> = HashSet::new();
+    let mut done: HashSet<usize> = HashSet::default();
     loop {
         let before = done.len();
         for (k, (name, start, indexed)) in scan.view_lets.iter().enumerate() {
@@ -434,7 +434,7 @@ pub(crate) fn find(
         }
     }
     let mut out: Vec<Place> = Vec::new();
-    let mut params = HashSet::new();
+    let mut params = HashSet::default();
     for (e, indexed) in &starts {
         if let Some(name) = single_ident(e)
             && !indexed

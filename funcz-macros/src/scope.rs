@@ -2,7 +2,7 @@
 //! alias of a root, a collection of roots, ...). Ids are handed out in
 //! traversal order, so two passes over the same body agree on them.
 
-use std::collections::{HashMap, HashSet};
+use crate::fast::{HashMap, HashSet};
 
 use proc_macro2::{Ident, Span};
 use quote::format_ident;

@@ -19,7 +19,7 @@
 //! ```
 //! Output: `Facts { mutated: {x}, meta: {x}, mutations: {x: 1}, resizes: {} }`.
 
-use std::collections::HashSet;
+use crate::fast::HashSet;
 
 use syn::visit::Visit;
 use syn::{Block, Expr, ExprMethodCall, ItemFn, Pat};

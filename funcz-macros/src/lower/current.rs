@@ -17,7 +17,7 @@
 #[allow(unused_imports)]
 use super::*;
 
-use std::collections::HashSet;
+use crate::fast::HashSet;
 
 use proc_macro2::Spacing;
 
@@ -60,7 +60,7 @@ impl Lowerer<'_> {
         if !ids.is_empty() {
             let names: Vec<(usize, Names)> =
                 ids.iter().map(|&id| (id, self.alias_names(id))).collect();
-            let mut named = HashSet::new();
+            let mut named = HashSet::default();
             for s in out {
                 find_names(s.to_token_stream(), &names, &mut named);
             }

@@ -283,8 +283,8 @@ impl Lowerer<'_> {
 
 /// Every name in the arguments of a macro of `block` not known to only
 /// read them (`bump!(b)`): the roots kept out of an `rt::Var`.
-pub(crate) fn macro_names(block: &Block) -> std::collections::HashSet<String> {
-    struct Find(std::collections::HashSet<String>);
+pub(crate) fn macro_names(block: &Block) -> crate::fast::HashSet<String> {
+    struct Find(crate::fast::HashSet<String>);
     impl<'ast> syn::visit::Visit<'ast> for Find {
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
             if !read_only_macro(m) {

@@ -206,7 +206,7 @@ pub(crate) struct Lowerer<'a> {
     pub inputs: Vec<(String, TokenStream)>,
     /// Collection inputs whose elements the body assigns (`xs[i] = ..`):
     /// they have a `rt::Replaced` (`scope::replaced_ident`).
-    pub replaced: std::collections::HashSet<usize>,
+    pub replaced: crate::fast::HashSet<usize>,
     pre: Vec<Vec<Stmt>>,
     /// Bindings already synced before the statement being lowered.
     synced: Vec<Vec<usize>>,
@@ -253,14 +253,14 @@ pub(crate) struct Lowerer<'a> {
     added_mut: bool,
     /// Tracked roots declared without a value (`let x;`): their value and
     /// state are two locals, not an `rt::Var` (see `Lowerer::in_var`).
-    deferred: std::collections::HashSet<usize>,
+    deferred: crate::fast::HashSet<usize>,
     /// The names a macro that may write its arguments is given (`bump!(b)`):
     /// such a root stays two locals, its value a name the macro's own
     /// patterns accept (see `Lowerer::in_var`).
-    pub(crate) macro_names: std::collections::HashSet<String>,
+    pub(crate) macro_names: crate::fast::HashSet<String>,
     /// Aliases bound as an `rt::Var` (a `let` of a view or of an in-place
     /// op's result; see `Lowerer::in_var`).
-    alias_vars: std::collections::HashSet<usize>,
+    alias_vars: crate::fast::HashSet<usize>,
     /// Set while a multi-root run's statements are lowered as its
     /// fall-back (see `fuse_multi.rs`): they are not searched again.
     no_multi: bool,
@@ -325,13 +325,13 @@ impl<'a> Lowerer<'a> {
             exit: Vec::new(),
             inputs: Vec::new(),
             places: Vec::new(),
-            replaced: std::collections::HashSet::new(),
+            replaced: crate::fast::HashSet::default(),
             copies: mode == crate::attr::Remove::MutationsAndViews,
             strict: std::env::var_os("FUNCZ_STRICT_ANALYSIS").is_some(),
             added_mut: false,
-            deferred: std::collections::HashSet::new(),
-            macro_names: std::collections::HashSet::new(),
-            alias_vars: std::collections::HashSet::new(),
+            deferred: crate::fast::HashSet::default(),
+            macro_names: crate::fast::HashSet::default(),
+            alias_vars: crate::fast::HashSet::default(),
             no_multi: false,
             pre: Vec::new(),
             synced: Vec::new(),
