@@ -16,6 +16,8 @@ mod ctxt;
 mod diag;
 #[path = "../src/expand.rs"]
 mod expand;
+#[path = "../src/fast.rs"]
+mod fast;
 #[path = "../src/inputs.rs"]
 mod inputs;
 #[path = "../src/lower/mod.rs"]

@@ -3,6 +3,7 @@
 mod analysis;
 mod corpus;
 mod diag_coverage;
+mod fast;
 mod refused;
 mod snapshots;
 

@@ -899,7 +899,7 @@ fn writeback_root<T: Element>(
     mode: Mode,
 ) {
     let was_contiguous = rstate.element && mode == Mode::Views && root.is_contiguous();
-    let before = was_contiguous.then(|| root.layout.strides);
+    let before = was_contiguous.then_some(root.layout.strides);
     let how = InPlace {
         caller: rstate.caller_handles(root),
         known_window,
