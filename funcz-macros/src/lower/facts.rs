@@ -4,7 +4,7 @@
 //! stale aliases up to date before a statement.
 //!
 //! Input: a read of `v`, a view of the mutated root `x`.
-//! Output: before the statement, `rt::sync(&mut v, &mut __fz_state_2, &__fz_v_x_0, &__fz_state_0, mode);`
+//! Output: before the statement, `rt::sync_vars(&mut v, &__fz_v_x_0, __FZ_MODE);` (both in an `rt::Var`)
 
 #[allow(unused_imports)]
 use super::*;
@@ -41,10 +41,11 @@ impl Lowerer<'_> {
         matches!(self.scopes.kind(id), Kind::Root { .. }) && self.has_state(id)
     }
 
-    /// Whether binding `id` lives in an `rt::Var`: a root with state (a
-    /// hidden variable), unless declared without a value (`let x;`) or
-    /// named in a macro that may write it (`bump!(b)`: its patterns may
-    /// want a name, not `b.value`).
+    /// Whether binding `id` lives in an `rt::Var` (its value and state in
+    /// one local): a root with state (a hidden variable), unless declared
+    /// without a value (`let x;`) or named in a macro that may write it
+    /// (`bump!(b)`: its patterns may want a name, not `b.value`); or an
+    /// alias a `let` bound as one (see [`Self::bind_alias_var`]).
     pub(crate) fn in_var(&self, id: usize) -> bool {
         (self.hidden_var(id)
             && !self.deferred.contains(&id)
@@ -63,7 +64,8 @@ impl Lowerer<'_> {
     }
 
     /// Binding `id`'s current value as an expression: `__fz_v_x_0.value`
-    /// of a root held in an `rt::Var`, else its variable.
+    /// (`r.value`) of a root (an alias) held in an `rt::Var`, else its
+    /// variable.
     pub(crate) fn value(&self, id: usize) -> TokenStream {
         let v = self.var(id);
         if self.in_var(id) {
@@ -73,8 +75,8 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Binding `id`'s state: `__fz_v_x_0.state` of a root held in an
-    /// `rt::Var`, else its state variable.
+    /// Binding `id`'s state: `__fz_v_x_0.state` (`r.state`) of a root (an
+    /// alias) held in an `rt::Var`, else its state variable.
     pub(crate) fn state(&self, id: usize) -> TokenStream {
         if self.in_var(id) {
             let v = self.var(id);
