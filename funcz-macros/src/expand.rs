@@ -396,12 +396,9 @@ fn lower_fn(
             ParamKind::Tensor(p) => {
                 let var = lw.var(id);
                 let (v, s) = (lw.value(id), lw.state(id));
-                // The handle and its state as one `rt::Var` (not a call
-                // returning both: in optimized builds a returned pair is
-                // copied into two locals, 440 bytes per mutated input per
-                // call); a root kept out of a `Var` gets its state from
-                // `root_prologue`.
-                let in_var = lw.in_var(id);
+                // (The handle and its state as two locals, made by two
+                // calls: a returned pair, or a `Var`, is copied in
+                // optimized builds, see `Lowerer::in_var`.)
                 match p {
                     Passing::Value => {
                         // (`mut`: assigning the parameter rebinds it, see
@@ -409,34 +406,18 @@ fn lower_fn(
                         prologue.push(
                             pq!(#[allow(unused_mut)] let mut #input = __fz_rt::input(&#ident);),
                         );
-                        prologue.push(if in_var {
-                            pq!(let mut #var = __fz_rt::Var::of_input(#ident);)
-                        } else {
-                            pq!(let mut #var = #ident;)
-                        });
+                        prologue.push(pq!(let mut #var = #ident;));
                     }
                     Passing::Ref => {
                         prologue.push(pq!(let #input = #ident;));
-                        prologue.push(if in_var {
-                            pq!(let mut #var = __fz_rt::Var::input(#input);)
-                        } else {
-                            pq!(let mut #var = __fz_rt::input(#input);)
-                        });
+                        prologue.push(pq!(let mut #var = __fz_rt::input(#input);));
                     }
                     Passing::RefMut => {
                         prologue.push(pq!(let #input = #ident;));
-                        prologue.push(if in_var {
-                            pq!(let mut #var = __fz_rt::Var::input(&*#input);)
-                        } else {
-                            pq!(let mut #var = __fz_rt::input(&*#input);)
-                        });
+                        prologue.push(pq!(let mut #var = __fz_rt::input(&*#input);));
                     }
                 }
-                if in_var {
-                    prologue.extend(lw.base_prologue(id));
-                } else {
-                    prologue.extend(lw.root_prologue(id));
-                }
+                prologue.extend(lw.root_prologue(id));
                 let based = lw.facts.meta.contains(&id);
                 let b = base_ident(id);
                 exit.push(match (p, based) {

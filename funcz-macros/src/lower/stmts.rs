@@ -481,12 +481,8 @@ impl Lowerer<'_> {
         // (An input's updates may be computed in the caller's buffer.)
         let input = matches!(self.scopes.kind(id), Kind::Root { input: Some(_), .. });
         if self.in_var(id) {
-            let make = if input {
-                quote!(of_input)
-            } else {
-                quote!(root)
-            };
-            let mut out = vec![pq!(#[allow(unused_mut)] let mut #v = #rt::Var::#make(#v);)];
+            // (Not an input: see `Self::in_var`.)
+            let mut out = vec![pq!(#[allow(unused_mut)] let mut #v = #rt::Var::root(#v);)];
             out.extend(self.base_prologue(id));
             return out;
         }

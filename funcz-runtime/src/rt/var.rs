@@ -1,13 +1,16 @@
-//! A root of the functionalized body held with its state in one local.
+//! A tensor of the functionalized body held with its state in one local.
 //!
-//! Generated code keeps each tracked root (a mutated input, a mutated
-//! fresh tensor) as one [`Var`]: its current value and its [`Tracked`]
-//! state side by side. The body reads the value as `v.value`; the runtime
-//! calls that update a root take the whole `&mut Var`, one argument where
-//! the value and state were two. That is what an unoptimized build pays
-//! for: every local is a debug-info variable and a borrow-checker place,
-//! and every argument a borrow. In optimized builds each call below
-//! inlines to the two-argument call it forwards to.
+//! Generated code keeps each tracked fresh root (a tensor the body makes
+//! and mutates), each alias a `let` binds and each view of a chain it
+//! makes as one [`Var`]: its current value and its [`Tracked`] state side
+//! by side. The body reads the value as `v.value`; the runtime calls that
+//! update it take the whole `&mut Var`, one argument where the value and
+//! state were two. That is what an unoptimized build pays for: every
+//! local is a debug-info variable and a borrow-checker place, and every
+//! argument a borrow. In optimized builds each call below inlines to the
+//! two-argument call it forwards to. (Mutated inputs stay two locals: a
+//! `Var` made at every call cost more than the two, see the macro's
+//! `Lowerer::in_var`.)
 
 use crate::element::Element;
 use crate::tensor::Tensor;
@@ -33,7 +36,7 @@ use super::{Mode, commit_donated, donated_root, own_alias, own_root, sync, view,
 pub struct Var<T: Element = f32> {
     /// The root's current value (what the body reads).
     pub value: Tensor<T>,
-    /// Its state ([`Tracked::root`] or [`Tracked::input`]).
+    /// Its state ([`Tracked::root`]'s, or a view's).
     pub state: Tracked,
 }
 
@@ -58,47 +61,6 @@ impl<T: Element> Var<T> {
         }
     }
 
-    /// A mutated input: a handle to the caller's tensor `t`
-    /// ([`input`](super::input)) with [`Tracked::input`]'s state.
-    ///
-    /// ```
-    /// use funcz_runtime::rt::Var;
-    /// use funcz_runtime::Tensor;
-    /// let t = Tensor::<f32>::ones(&[3]);
-    /// let v = Var::input(&t);
-    /// assert!(v.value.same_storage(&t));
-    /// ```
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    #[cfg_attr(debug_assertions, inline(never))]
-    pub fn input(t: &Tensor<T>) -> Self {
-        Var {
-            state: Tracked::of_root_here(&t.layout, t.storage_key()),
-            value: super::input(t),
-        }
-    }
-
-    /// An input passed by value (`x: Tensor`), the body's handle `value`,
-    /// with [`Tracked::input`]'s state.
-    ///
-    /// ```
-    /// use funcz_runtime::rt::{self, Var};
-    /// use funcz_runtime::Tensor;
-    /// let x = Tensor::<f32>::ones(&[3]);
-    /// let kept = rt::input(&x); // for the write-back at exit
-    /// let v = Var::of_input(x);
-    /// assert!(v.value.same_storage(&kept));
-    /// ```
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    #[cfg_attr(debug_assertions, inline(never))]
-    pub fn of_input(value: Tensor<T>) -> Self {
-        Var {
-            state: Tracked::of_root_here(&value.layout, value.storage_key()),
-            value,
-        }
-    }
-}
-
-impl<T: Element> Var<T> {
     /// An alias and its state, as [`view`] returns them.
     ///
     /// ```
