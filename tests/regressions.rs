@@ -1046,3 +1046,38 @@ fn regress_replaced_element_written_through_a_permuted_view_keeps_its_strides() 
         vec![f(&mut ins[..])]
     });
 }
+
+// The difftest generator's `bump_name!` (a macro whose pattern takes a
+// name, `$t:ident`) given a `&mut` input the body mutates, and a `&`
+// input it reads: the shadowed inputs reached the macro as `(&mut x)` and
+// `(&x)`, which the pattern refuses (a compile error at the attribute for
+// code the original compiles). Found by the generator's first programs
+// with the shape (default seed, programs 41 and 43 of shards 1 and 3).
+macro_rules! bump_by_name {
+    ($t:ident) => {
+        $t.add_(10.0)
+    };
+}
+
+macro_rules! read_by_name {
+    ($t:ident) => {
+        $t.sum()
+    };
+}
+
+variants!(named_inputs, named_inputs_f, named_inputs_fv; fn (x: &mut Tensor, y: &Tensor) -> Tensor {
+    bump_by_name!(x);
+    x.mul_(2.0);
+    let s = read_by_name!(y);
+    y.narrow(0, 0, 1).sub_(1.0);
+    &*x + &s
+});
+
+#[test]
+fn regress_a_macro_taking_a_name_is_given_a_shadowed_input() {
+    check_values("named_inputs", &[iota(&[3]), iota(&[3])], |v, ins| {
+        let (a, b) = ins.split_at_mut(1);
+        let f = [named_inputs, named_inputs_f, named_inputs_fv][v];
+        vec![f(&mut a[0], &b[0])]
+    });
+}

@@ -2890,7 +2890,15 @@ impl Gen {
                 }
                 let arg = self.temp_view_arg(&p);
                 let arg = arg.strip_prefix('&').unwrap_or(&p.recv).to_string();
-                self.line(&format!("funcz_difftest::bump_arg!({arg});"));
+                let name = arg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                match self.rng.below(3) {
+                    // A name in a macro pattern that wants one, and a
+                    // format capture (`{v:?}`, a read): the macro must hand
+                    // both the tensor itself.
+                    0 if name => self.line(&format!("funcz_difftest::bump_name!({arg});")),
+                    1 if name => self.line(&format!("let _ = format!(\"{{{arg}:?}}\");")),
+                    _ => self.line(&format!("funcz_difftest::bump_arg!({arg});")),
+                }
             }
             0 => {
                 // &mut: always assumed mutated.

@@ -91,6 +91,16 @@ macro_rules! bump_arg {
     };
 }
 
+/// [`bump_arg!`] whose pattern takes a name (`$t:ident`): the function's
+/// tensor must reach it as the name, not as an expression the macro's
+/// patterns refuse (a tracked root held in an `rt::Var` is `v.value`).
+#[macro_export]
+macro_rules! bump_name {
+    ($t:ident) => {
+        $crate::helpers::bump_if(&$t, true)
+    };
+}
+
 /// Reads its argument: a fresh tensor, no mutation.
 pub fn double(t: &Tensor) -> Tensor {
     untraced(|| t * 2.0)

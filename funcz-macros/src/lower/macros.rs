@@ -67,7 +67,7 @@ impl Lowerer<'_> {
             .into_iter()
             .zip(wrapped)
             .map(|(a, w)| match (a, w) {
-                (Expr::Reference(r), true) => *r.expr,
+                (a @ (Expr::Reference(_) | Expr::Paren(_)), true) if is_ref(&a) => peel_refs(a),
                 (a, true) => pq!((*#a)),
                 (a, false) => a,
             })
@@ -278,6 +278,27 @@ impl Lowerer<'_> {
         if let Some(ident) = named {
             crate::diag::tensor_in_local_macro(self, &ident);
         }
+    }
+}
+
+/// `&x`, `(&mut x)`: a whole-binding argument as the macro call was
+/// given it, wrapped by `macro_as_call` and by the lowering of a shadowed
+/// `&`/`&mut` input.
+fn is_ref(e: &Expr) -> bool {
+    match e {
+        Expr::Reference(_) => true,
+        Expr::Paren(p) => is_ref(&p.expr),
+        _ => false,
+    }
+}
+
+/// The name inside [`is_ref`]'s references: a macro's patterns may want a
+/// name (`$t:ident`).
+fn peel_refs(e: Expr) -> Expr {
+    match e {
+        Expr::Reference(r) => peel_refs(*r.expr),
+        Expr::Paren(p) if is_ref(&p.expr) => peel_refs(*p.expr),
+        other => other,
     }
 }
 
