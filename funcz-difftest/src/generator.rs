@@ -724,6 +724,10 @@ struct Var {
     /// `unbind`, or a view chain indexed by `i % n`): the modelled layout
     /// is one of several, so overlaps with it are not decided by the model.
     inexact: bool,
+    /// The place this variable is the very tensor of (`let w = p[1].zero_();`
+    /// binds `p[1]` itself: an in-place op returns its receiver), which an
+    /// indexed op refuses as its own operand whatever the layout.
+    same: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -1441,8 +1445,18 @@ impl Gen {
     /// it (`&{recv}.clone()`) if it would overlap the written-to tensor in a
     /// way the op refuses (see [`Dest`]).
     fn guarded(&self, recv: &str, refx: String, lay: &Lay, rid: usize, inexact: bool) -> String {
+        // (A variable bound to an in-place op's result is its receiver.)
+        let itself = |r: &str| {
+            let v = self.vars.iter().rev().find(|v| v.name == r && !v.moved);
+            v.and_then(|v| v.same.clone()).unwrap_or_else(|| r.to_string())
+        };
+        let same_tensor = self
+            .dest
+            .as_ref()
+            .and_then(|d| d.recv.as_deref())
+            .is_some_and(|d| itself(d) == itself(recv));
         match &self.dest {
-            Some(d) if d.strict && d.recv.as_deref() == Some(recv) => format!("&{recv}.clone()"),
+            Some(d) if d.strict && same_tensor => format!("&{recv}.clone()"),
             // The very tensor written to: a full overlap.
             Some(d) if d.recv.as_deref() == Some(recv) => refx,
             // Layouts that change with the loop iteration: undecided.
@@ -1587,6 +1601,7 @@ impl Gen {
             family: None,
             rid,
             inexact: false,
+            same: None,
         });
     }
 
@@ -2172,6 +2187,9 @@ impl Gen {
             let v = self.vars.last_mut().expect("declared");
             v.family = family;
             v.inexact = p.inexact || text.contains('%');
+            if text.is_empty() {
+                v.same = Some(p.recv.clone());
+            }
         } else {
             self.line(&format!("{}{text}.{call};", p.recv));
         }
@@ -2274,6 +2292,7 @@ impl Gen {
             let v = self.vars.last_mut().expect("declared");
             v.family = family;
             v.inexact = p.inexact;
+            v.same = Some(name);
         }
     }
 
@@ -3085,6 +3104,7 @@ impl Gen {
             moved: false,
             rid: p.rid,
             inexact: true,
+            same: None,
         });
         let count = self.rng.range(1, 3) as usize;
         self.stmts(count);
@@ -3131,6 +3151,7 @@ impl Gen {
             family: None,
             rid: 0,
             inexact: false,
+            same: None,
         });
         let count = self.rng.range(1, 3) as usize;
         self.stmts(count);
@@ -3468,6 +3489,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
                         family: None,
                         rid: g.next_rid,
                         inexact: false,
+                        same: None,
                     });
                 }
                 continue;
@@ -3513,6 +3535,7 @@ pub fn generate(seed: u64, index: usize) -> Program {
                 g.next_rid
             },
             inexact: false,
+            same: None,
         });
     }
     // (Fewer than the 6..=16 of before the indexed writes and fusion runs,
