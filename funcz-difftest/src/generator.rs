@@ -1448,7 +1448,8 @@ impl Gen {
         // (A variable bound to an in-place op's result is its receiver.)
         let itself = |r: &str| {
             let v = self.vars.iter().rev().find(|v| v.name == r && !v.moved);
-            v.and_then(|v| v.same.clone()).unwrap_or_else(|| r.to_string())
+            v.and_then(|v| v.same.clone())
+                .unwrap_or_else(|| r.to_string())
         };
         let same_tensor = self
             .dest

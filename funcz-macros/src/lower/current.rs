@@ -170,21 +170,20 @@ fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usi
                 let after_mut = matches!(prev, Some(TokenTree::Ident(m)) if m == "mut");
                 let after_ref = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '&');
                 let writes_value = after_mut || assigned(&tokens[k + 1..]);
-                let mut var_value = None;
+                // A `Var`'s `v.value` (assigned after the field's name).
+                let dot_value = var_field(&tokens[k + 1..]);
+                let writes_var_value = dot_value && (after_mut || assigned(&tokens[k + 3..]));
                 for (id, ns) in names {
-                    let mut value = ns.values.contains(&text);
-                    let mut state = ns.states.contains(&text);
-                    if ns.vars.contains(&text) {
-                        let field = *var_value.get_or_insert_with(|| var_field(&tokens[k + 1..]));
-                        value = field;
-                        state = !field;
-                    }
-                    let writes_value = if value && var_value == Some(true) {
-                        after_mut || assigned(&tokens[k + 3..])
+                    let (value, state, writes) = if ns.vars.contains(&text) {
+                        (dot_value, !dot_value, writes_var_value)
                     } else {
-                        writes_value
+                        (
+                            ns.values.contains(&text),
+                            ns.states.contains(&text),
+                            writes_value,
+                        )
                     };
-                    if (value && writes_value) || (state && !after_ref) {
+                    if (value && writes) || (state && !after_ref) {
                         named.insert(*id);
                     }
                 }

@@ -173,7 +173,7 @@ pub fn sync_var<T: Element>(value: &mut Tensor<T>, state: &mut Tracked, root: &V
 /// [`own_alias`] of an alias held in a [`Var`] (see [`commit_vars`]).
 #[inline]
 pub fn own_alias_vars<T: Element>(root: &Var<T>, alias: &mut Var<T>) {
-    own_alias(&root.value, &root.state, &mut alias.value, &alias.state)
+    own_alias_var(root, &mut alias.value, &alias.state)
 }
 
 /// [`commit_donated`] of an alias held in a [`Var`] into its root.
@@ -199,11 +199,10 @@ pub fn commit_vars<T: Element>(
     alias: &mut Var<T>,
     mode: Mode,
 ) {
-    commit_donated(
+    commit_var(
         op,
         functional,
-        &mut root.value,
-        &mut root.state,
+        root,
         &mut alias.value,
         &mut alias.state,
         mode,
@@ -213,11 +212,5 @@ pub fn commit_vars<T: Element>(
 /// [`sync`] of an alias held in a [`Var`] (see [`commit_vars`]).
 #[inline]
 pub fn sync_vars<T: Element>(alias: &mut Var<T>, root: &Var<T>, mode: Mode) {
-    sync(
-        &mut alias.value,
-        &mut alias.state,
-        &root.value,
-        &root.state,
-        mode,
-    )
+    sync_var(&mut alias.value, &mut alias.state, root, mode)
 }
