@@ -160,26 +160,35 @@ pub(crate) struct Names {
 /// `.value` follows it, else a state's (`&mut var`, `var.state`).
 fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usize>) {
     let tokens: Vec<TokenTree> = ts.into_iter().collect();
+    // Each identifier's text, asked of the compiler once: every comparison
+    // of an identifier with a string would ask again.
+    let texts: Vec<Option<String>> = tokens
+        .iter()
+        .map(|t| match t {
+            TokenTree::Ident(i) => Some(i.to_string()),
+            _ => None,
+        })
+        .collect();
+    let text_at = |k: usize| texts.get(k).and_then(|t| t.as_deref());
     for (k, t) in tokens.iter().enumerate() {
         match t {
-            TokenTree::Ident(i) => {
-                // (The identifier's text once: each comparison of an
-                // identifier with a string asks the compiler for it.)
-                let text = i.to_string();
-                let prev = k.checked_sub(1).map(|j| &tokens[j]);
-                let after_mut = matches!(prev, Some(TokenTree::Ident(m)) if m == "mut");
-                let after_ref = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '&');
+            TokenTree::Ident(_) => {
+                let text = text_at(k).unwrap_or_default();
+                let after_mut = k > 0 && text_at(k - 1) == Some("mut");
+                let after_ref =
+                    k > 0 && matches!(&tokens[k - 1], TokenTree::Punct(p) if p.as_char() == '&');
                 let writes_value = after_mut || assigned(&tokens[k + 1..]);
                 // A `Var`'s `v.value` (assigned after the field's name).
-                let dot_value = var_field(&tokens[k + 1..]);
+                let dot_value = matches!(tokens.get(k + 1), Some(TokenTree::Punct(p)) if p.as_char() == '.')
+                    && text_at(k + 2) == Some("value");
                 let writes_var_value = dot_value && (after_mut || assigned(&tokens[k + 3..]));
                 for (id, ns) in names {
-                    let (value, state, writes) = if ns.vars.contains(&text) {
+                    let (value, state, writes) = if ns.vars.iter().any(|n| n == text) {
                         (dot_value, !dot_value, writes_var_value)
                     } else {
                         (
-                            ns.values.contains(&text),
-                            ns.states.contains(&text),
+                            ns.values.iter().any(|n| n == text),
+                            ns.states.iter().any(|n| n == text),
                             writes_value,
                         )
                     };
@@ -213,12 +222,6 @@ fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usi
             _ => {}
         }
     }
-}
-
-/// Whether `rest` (the tokens after a `Var`'s name) are `.value`.
-fn var_field(rest: &[TokenTree]) -> bool {
-    matches!(rest.first(), Some(TokenTree::Punct(p)) if p.as_char() == '.')
-        && matches!(rest.get(1), Some(TokenTree::Ident(i)) if i == "value")
 }
 
 /// Whether `rest` (the tokens after a name) starts an assignment to it:

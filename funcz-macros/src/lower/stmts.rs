@@ -346,15 +346,29 @@ impl Lowerer<'_> {
                         // bound directly (no block, no tuple to rebuild).
                         let margs = meta_args(method, args);
                         let meta = quote!(#rt::ViewMeta::#method(#margs));
-                        let view = match var_pair(&pv, &ps) {
-                            Some(x) => quote!(#rt::view_var(&#x, #meta, #mode)),
-                            None => quote!(#rt::view(&#pv, &#ps, #meta, #mode)),
-                        };
-                        return vec![if in_var {
-                            pq!(let mut #ident = #rt::Var::of_pair(#view);)
-                        } else {
-                            pq!(let (mut #ident, mut #st) = #view;)
+                        return vec![match (in_var, var_pair(&pv, &ps)) {
+                            (true, Some(x)) => {
+                                pq!(let mut #ident = #rt::var_view(&#x, #meta, #mode);)
+                            }
+                            (true, None) => {
+                                pq!(let mut #ident = #rt::var_view_of(&#pv, &#ps, #meta, #mode);)
+                            }
+                            (false, Some(x)) => {
+                                pq!(let (mut #ident, mut #st) = #rt::view_var(&#x, #meta, #mode);)
+                            }
+                            (false, None) => {
+                                pq!(let (mut #ident, mut #st) = #rt::view(&#pv, &#ps, #meta, #mode);)
+                            }
                         }];
+                    }
+                    if in_var
+                        && bind.is_empty()
+                        && multi.is_none()
+                        && !steps.is_empty()
+                        && let Some(last) = var_pair(&v, &s)
+                    {
+                        // The chain's last view is already a `Var`: moved out.
+                        return vec![pq!(let mut #ident = { #(#inner)* #last };)];
                     }
                     let tail = if bind.is_empty() {
                         value

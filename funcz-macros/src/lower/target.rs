@@ -282,21 +282,21 @@ impl Lowerer<'_> {
         for (k, step) in steps.iter().enumerate() {
             // Each view of the chain is an `rt::Var` (one local).
             let nv = format_ident!("__fz_view_{}", k, span = Span::mixed_site());
-            let pair = match step {
+            let var = match step {
                 Step::View(method, args) => {
                     let margs = meta_args(method, args);
                     let meta = quote!(#rt::ViewMeta::#method(#margs));
                     match var_pair(&v, &s) {
-                        Some(x) => quote!(#rt::view_var(&#x, #meta, #mode)),
-                        None => quote!(#rt::view(&#v, &#s, #meta, #mode)),
+                        Some(x) => quote!(#rt::var_view(&#x, #meta, #mode)),
+                        None => quote!(#rt::var_view_of(&#v, &#s, #meta, #mode)),
                     }
                 }
                 Step::MultiOut(method, args, index) => {
                     let margs = meta_args(method, args);
-                    quote!(#rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#margs), #index, #mode))
+                    quote!(#rt::Var::of_pair(#rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#margs), #index, #mode)))
                 }
             };
-            stmts.push(pq!(let mut #nv = #rt::Var::of_pair(#pair);));
+            stmts.push(pq!(let mut #nv = #var;));
             v = quote!(#nv.value);
             s = quote!(#nv.state);
         }

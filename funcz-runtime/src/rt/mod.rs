@@ -73,7 +73,7 @@ pub use tracked::{
 pub use untracked::{CompoundProbe, OtherCompound, TensorCompound, UntrackedCompound};
 pub use var::{
     Var, commit_var, commit_vars, donated_var, own_alias_var, own_alias_vars, own_var, sync_var,
-    sync_vars, view_var, window_var, window_var_done,
+    sync_vars, var_view, var_view_of, view_var, window_var, window_var_done,
 };
 pub use watch::{Watch, watch, watched};
 pub use window::{Window, window, window_done};

@@ -137,6 +137,46 @@ pub fn view_var<T: Element>(root: &Var<T>, meta: ViewMeta, mode: Mode) -> (Tenso
     view(&root.value, &root.state, meta, mode)
 }
 
+/// [`view`] of a [`Var`], as a [`Var`]: the view a generated `let` or
+/// view chain binds, in one call.
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Var, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 3]));
+/// let mut r = rt::var_view(&b, ViewMeta::select(1, 2), Mode::Views);
+/// rt::own_alias_vars(&b, &mut r);
+/// r.value.fill_(5.0);
+/// rt::commit_vars("fill_", "fill", &mut b, &mut r, Mode::Views);
+/// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 5.0, 0.0, 0.0, 5.0]);
+/// ```
+#[inline]
+pub fn var_view<T: Element>(root: &Var<T>, meta: ViewMeta, mode: Mode) -> Var<T> {
+    Var::of_pair(view(&root.value, &root.state, meta, mode))
+}
+
+/// [`view`] of a root held as a value and a state (a mutated input), as a
+/// [`Var`] (see [`var_view`]).
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let x = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+/// let s = Tracked::root(&x);
+/// let r = rt::var_view_of(&x, &s, ViewMeta::t(), Mode::Copies);
+/// assert_eq!(r.value.to_vec(), vec![1.0, 3.0, 2.0, 4.0]);
+/// assert!(!r.value.same_storage(&x)); // a `t_copy` in `Mode::Copies`
+/// ```
+#[inline]
+pub fn var_view_of<T: Element>(
+    value: &Tensor<T>,
+    state: &Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+) -> Var<T> {
+    Var::of_pair(view(value, state, meta, mode))
+}
+
 /// [`own_alias`] of an alias of a [`Var`] (see [`view_var`]).
 #[inline]
 pub fn own_alias_var<T: Element>(root: &Var<T>, value: &mut Tensor<T>, state: &Tracked) {
