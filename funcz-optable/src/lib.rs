@@ -215,6 +215,22 @@ mod tests {
         }
     }
 
+    /// The runtime's commits take the in-place name alone and record its
+    /// functional twin as the name without the trailing `_`
+    /// (`funcz_runtime::rt::functional_of`): a row named otherwise would be
+    /// traced under a wrong name.
+    #[test]
+    fn every_inplace_twin_is_its_name_without_the_underscore() {
+        let mut n = 0;
+        for o in all() {
+            if let Inplace { functional } = o.kind {
+                assert_eq!(o.name.strip_suffix('_'), Some(functional), "{}", o.name);
+                n += 1;
+            }
+        }
+        assert!(n > 40, "{n} in-place rows");
+    }
+
     #[test]
     fn every_inplace_twin_and_copy_is_in_the_table() {
         for o in all() {

@@ -38,7 +38,7 @@ macro_rules! upd {
     ($y:ident, $s:ident, $inp:ident, $fun:ident ( $($a:expr),* )) => {{
         if rt::can_donate_root(&$y, &$s) {
             $y.$inp($($a),*);
-            rt::donated_root(stringify!($inp), stringify!($fun), &mut $y, &mut $s);
+            rt::donated_root(stringify!($inp), &mut $y, &mut $s);
         } else {
             let new = $y.$fun($($a),*);
             rt::commit_root(stringify!($inp), &mut $y, &mut $s, new);

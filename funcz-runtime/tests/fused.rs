@@ -138,7 +138,7 @@ macro_rules! upd {
     ($y:ident, $s:ident, $inp:ident, $fun:ident ( $($a:expr),* )) => {{
         if rt::can_donate_root(&*$y, &*$s) {
             $y.$inp($($a),*);
-            rt::donated_root(stringify!($inp), stringify!($fun), $y, $s);
+            rt::donated_root(stringify!($inp), $y, $s);
         } else {
             let new = $y.$fun($($a),*);
             rt::commit_root(stringify!($inp), $y, $s, new);

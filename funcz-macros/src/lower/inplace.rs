@@ -167,7 +167,6 @@ impl Lowerer<'_> {
                         };
                         let vargs = meta_args(vm, vargs);
                         stmts.pop(); // the view `emit_steps_from` made: `rt::window` makes it
-                        let fname_str = fname.to_string();
                         let method = &m.method;
                         let w = tmp("__fz_window");
                         let meta = quote!(#rt::ViewMeta::#vm(#vargs));
@@ -180,10 +179,10 @@ impl Lowerer<'_> {
                         stmts.push(pq!(#w.#method(#args);));
                         stmts.push(match var_pair(&pv, &ps) {
                             Some(x) => pq!(
-                                #rt::window_var_done(#op, #fname_str, &mut #x, &mut #w, #mode);
+                                #rt::window_var_done(#op, &mut #x, &mut #w, #mode);
                             ),
                             None => pq!(
-                                #rt::window_done(#op, #fname_str, &mut #pv, &mut #ps, &mut #w, #mode);
+                                #rt::window_done(#op, &mut #pv, &mut #ps, &mut #w, #mode);
                             ),
                         });
                     }
@@ -191,7 +190,6 @@ impl Lowerer<'_> {
                         // A view of the root: the in-place kernel may run on
                         // the view when nobody else can observe it.
                         let (rv, rs) = other.unwrap_or((pv, ps));
-                        let fname_str = fname.to_string();
                         let method = &m.method;
                         if !mentions(args.to_token_stream(), &quote!(#rv #rs #v #s)) {
                             // The view made private if it is shared, then the
@@ -201,21 +199,21 @@ impl Lowerer<'_> {
                                     stmts.push(pq!(#rt::own_alias_vars(&#x, &mut #a);));
                                     stmts.push(pq!(#v.#method(#args);));
                                     stmts.push(pq!(
-                                        #rt::commit_vars(#op, #fname_str, &mut #x, &mut #a, #mode);
+                                        #rt::commit_vars(#op, &mut #x, &mut #a, #mode);
                                     ));
                                 }
                                 (Some(x), None) => {
                                     stmts.push(pq!(#rt::own_alias_var(&#x, &mut #v, &#s);));
                                     stmts.push(pq!(#v.#method(#args);));
                                     stmts.push(pq!(
-                                        #rt::commit_var(#op, #fname_str, &mut #x, &mut #v, &mut #s, #mode);
+                                        #rt::commit_var(#op, &mut #x, &mut #v, &mut #s, #mode);
                                     ));
                                 }
                                 (None, _) => {
                                     stmts.push(pq!(#rt::own_alias(&#rv, &#rs, &mut #v, &#s);));
                                     stmts.push(pq!(#v.#method(#args);));
                                     stmts.push(pq!(
-                                        #rt::commit_donated(#op, #fname_str, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
+                                        #rt::commit_donated(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
                                     ));
                                 }
                             }
@@ -233,7 +231,7 @@ impl Lowerer<'_> {
                             |a| {
                                 pq!(
                                     #v.#method(#a);
-                                    #rt::commit_donated(#op, #fname_str, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
+                                    #rt::commit_donated(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
                                 )
                             },
                             |a| {
@@ -380,8 +378,8 @@ impl Lowerer<'_> {
             });
             stmts.push(pq!(#value.#inplace(#args);));
             stmts.push(match (&state, &var) {
-                (Some(_), Some(x)) => pq!(#rt::donated_var(#op, #fname, &mut #x);),
-                (Some(s), None) => pq!(#rt::donated_root(#op, #fname, &mut #value, &mut #s);),
+                (Some(_), Some(x)) => pq!(#rt::donated_var(#op, &mut #x);),
+                (Some(s), None) => pq!(#rt::donated_root(#op, &mut #value, &mut #s);),
                 (None, _) => pq!(#rt::donated(#fname, &mut #value);),
             });
         } else {
@@ -392,7 +390,7 @@ impl Lowerer<'_> {
                 |a| match &state {
                     Some(s) => pq!(
                         #value.#inplace(#a);
-                        #rt::donated_root(#op, #fname, &mut #value, &mut #s);
+                        #rt::donated_root(#op, &mut #value, &mut #s);
                     ),
                     None => pq!(
                         #value.#inplace(#a);

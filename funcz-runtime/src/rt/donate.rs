@@ -211,11 +211,11 @@ mod tests {
             // A whole-tensor update, then a row through a view.
             assert!(can_donate_root(&x, &s));
             x.mul_(2.0);
-            donated_root("mul_", "mul", &mut x, &mut s);
+            donated_root("mul_", &mut x, &mut s);
             let (mut v, mut vs) = view(&x, &s, ViewMeta::select(0, 1), Mode::Views);
             assert!(can_donate_alias(&x, &s, &v, &vs));
             v.add_(100.0);
-            commit_donated("add_", "add", &mut x, &mut s, &mut v, &mut vs, Mode::Views);
+            commit_donated("add_", &mut x, &mut s, &mut v, &mut vs, Mode::Views);
             drop(v);
             assert_eq!(buf(&x), p, "the caller's buffer is reused");
             crate::rt::write_back(&caller, &x);
@@ -238,7 +238,7 @@ mod tests {
             let (p, id) = (buf(&y), y.id());
             assert!(can_donate(&y));
             y.mul_(10.0);
-            donated_root("mul_", "mul", &mut y, &mut s);
+            donated_root("mul_", &mut y, &mut s);
             info = Some((id, p == buf(&y)));
             y
         });
@@ -269,7 +269,7 @@ mod tests {
                 let (mut v, mut vs) = view(&root, &rs, ViewMeta::select(0, 1), mode);
                 if can_donate_alias(&root, &rs, &v, &vs) {
                     v.copy_(&new_row);
-                    commit_donated("copy_", "copy", &mut root, &mut rs, &mut v, &mut vs, mode);
+                    commit_donated("copy_", &mut root, &mut rs, &mut v, &mut vs, mode);
                 } else {
                     unreachable!("a fresh root with one view (or one copy) is donatable");
                 }
@@ -315,7 +315,7 @@ mod tests {
                 // A `*_copy` is its own buffer: update it in place, then the
                 // write-back must still copy the shared root.
                 v.fill_(9.0);
-                commit_donated("fill_", "fill", &mut root, &mut rs, &mut v, &mut vs, mode);
+                commit_donated("fill_", &mut root, &mut rs, &mut v, &mut vs, mode);
             } else {
                 let new = v.fill(9.0);
                 commit("fill_", &mut root, &mut rs, &mut v, &mut vs, new, mode);
@@ -381,7 +381,7 @@ mod tests {
                     let donated = can_donate_alias(&root, &rs, &v, &vs);
                     if donated {
                         v.mul_(-2.0);
-                        commit_donated("mul_", "mul", &mut root, &mut rs, &mut v, &mut vs, mode);
+                        commit_donated("mul_", &mut root, &mut rs, &mut v, &mut vs, mode);
                     } else {
                         let new = v.mul(-2.0);
                         commit("mul_", &mut root, &mut rs, &mut v, &mut vs, new, mode);

@@ -675,7 +675,7 @@ impl<'a, T: Element> Step<'a, T> {
     fn run_root(&mut self, root: &mut Tensor<T>, state: &mut Tracked) {
         if can_donate_root(root, state) {
             (self.fns.inplace)(root, &self.args());
-            donated_root(self.fns.op, self.fns.func, root, state);
+            donated_root(self.fns.op, root, state);
         } else {
             let new = (self.fns.functional)(root, &self.args());
             commit_root(self.fns.op, root, state, new);

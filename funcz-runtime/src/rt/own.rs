@@ -2,7 +2,7 @@
 //! form generated code gives an in-place op on a tracked tensor.
 //!
 //! Input (the user's code): `x.add_(&y);` on a tracked root `x`.
-//! Output (generated): `rt::own_root(&mut x, &s); x.add_(&y); rt::donated_root("add_", "add", &mut x, &mut s);`
+//! Output (generated): `rt::own_root(&mut x, &s); x.add_(&y); rt::donated_root("add_", &mut x, &mut s);`
 //!
 //! `own_*` leaves the value in a buffer nobody else can observe: if the
 //! buffer is shared (another handle, a caller's tensor that may observe
@@ -26,7 +26,7 @@
 //! let mut s = Tracked::root(&x);
 //! rt::own_root(&mut x, &s); // not uniquely held: a private copy
 //! x.add_(10.0);
-//! rt::donated_root("add_", "add", &mut x, &mut s);
+//! rt::donated_root("add_", &mut x, &mut s);
 //! assert_eq!(x.to_vec(), vec![11.0, 12.0]);
 //! assert_eq!(caller.to_vec(), vec![1.0, 2.0]);
 //! ```
@@ -194,9 +194,7 @@ mod tests {
                         if owned {
                             own_alias(&root, &rs, &mut v, &vs);
                             v.mul_(-2.0);
-                            commit_donated(
-                                "mul_", "mul", &mut root, &mut rs, &mut v, &mut vs, mode,
-                            );
+                            commit_donated("mul_", &mut root, &mut rs, &mut v, &mut vs, mode);
                         } else {
                             let new = v.mul(-2.0);
                             commit("mul_", &mut root, &mut rs, &mut v, &mut vs, new, mode);

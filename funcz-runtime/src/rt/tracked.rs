@@ -612,8 +612,7 @@ dispatch_f32! {
     /// them hold, the window already holds the new data and the write-back only
     /// records its scatter.
     pub fn commit_donated<T: Element>(
-        op: &str => same,
-        functional: &'static str => same,
+        op: &'static str => same,
         root: &mut Tensor<T> => cast_mut,
         rstate: &mut Tracked => same,
         value: &mut Tensor<T> => cast_mut,
@@ -624,8 +623,7 @@ dispatch_f32! {
 
 /// The generic body of [`commit_donated`].
 fn commit_donated_any<T: Element>(
-    op: &str,
-    functional: &'static str,
+    op: &'static str,
     root: &mut Tensor<T>,
     rstate: &mut Tracked,
     value: &mut Tensor<T>,
@@ -633,7 +631,7 @@ fn commit_donated_any<T: Element>(
     mode: Mode,
 ) {
     check_overlap(op, &state.orig);
-    super::donated(functional, value);
+    super::donated(super::functional_of(op), value);
     // Written through a current one-view alias of the root's buffer: the
     // alias is that view of the root as it is now, so it is exactly the
     // scatter's window (see `can_donate_alias`).
@@ -950,22 +948,16 @@ dispatch_f32! {
     /// else can observe it); `root` gets a fresh identity, recorded as the
     /// functional op `functional` (see [`donated`](super::donated)).
     pub fn donated_root<T: Element>(
-        op: &str => same,
-        functional: &'static str => same,
+        op: &'static str => same,
         root: &mut Tensor<T> => cast_mut,
         rstate: &mut Tracked => same,
     ) = donated_root_any, donated_root_f32;
 }
 
 /// The generic body of [`donated_root`].
-fn donated_root_any<T: Element>(
-    op: &str,
-    functional: &'static str,
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
-) {
+fn donated_root_any<T: Element>(op: &'static str, root: &mut Tensor<T>, rstate: &mut Tracked) {
     check_overlap(op, &rstate.orig);
-    super::donated(functional, root);
+    super::donated(super::functional_of(op), root);
     root_committed(op, root, rstate);
 }
 

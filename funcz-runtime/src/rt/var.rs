@@ -28,7 +28,7 @@ use super::{Mode, commit_donated, donated_root, own_alias, own_root, sync, view,
 /// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
 /// let mut w = rt::window_var(&mut b, ViewMeta::select(0, 1), Mode::Views);
 /// w.fill_(3.0);
-/// rt::window_var_done("fill_", "fill", &mut b, &mut w, Mode::Views);
+/// rt::window_var_done("fill_", &mut b, &mut w, Mode::Views);
 /// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 3.0, 3.0]);
 /// ```
 // (Not `Debug`: a `Var` that reached user code, a format capture say,
@@ -85,7 +85,7 @@ impl<T: Element> Var<T> {
 /// let mut v = Var::root(t.clone());
 /// rt::own_var(&mut v); // `t` still shares the buffer: `v` gets its own
 /// v.value.add_(1.0);
-/// rt::donated_var("add_", "add", &mut v);
+/// rt::donated_var("add_", &mut v);
 /// assert_eq!((t.to_vec(), v.value.to_vec()), (vec![1.0, 1.0], vec![2.0, 2.0]));
 /// ```
 #[inline]
@@ -95,8 +95,8 @@ pub fn own_var<T: Element>(v: &mut Var<T>) {
 
 /// [`donated_root`] of a [`Var`] (see [`own_var`]).
 #[inline]
-pub fn donated_var<T: Element>(op: &str, functional: &'static str, v: &mut Var<T>) {
-    donated_root(op, functional, &mut v.value, &mut v.state)
+pub fn donated_var<T: Element>(op: &'static str, v: &mut Var<T>) {
+    donated_root(op, &mut v.value, &mut v.state)
 }
 
 /// [`window`] of a [`Var`] (see [`Var`]).
@@ -108,13 +108,12 @@ pub fn window_var<T: Element>(v: &mut Var<T>, meta: ViewMeta, mode: Mode) -> Win
 /// [`window_done`](super::window_done) of a [`Var`] (see [`Var`]).
 #[inline]
 pub fn window_var_done<T: Element>(
-    op: &str,
-    functional: &'static str,
+    op: &'static str,
     v: &mut Var<T>,
     w: &mut Window<T>,
     mode: Mode,
 ) {
-    super::window_done(op, functional, &mut v.value, &mut v.state, w, mode)
+    super::window_done(op, &mut v.value, &mut v.state, w, mode)
 }
 
 /// [`view`] of a [`Var`]: the alias and its state.
@@ -126,7 +125,7 @@ pub fn window_var_done<T: Element>(
 /// let (mut r, mut rs) = rt::view_var(&b, ViewMeta::select(0, 0), Mode::Views);
 /// rt::own_alias_var(&b, &mut r, &rs);
 /// r.add_(1.0);
-/// rt::commit_var("add_", "add", &mut b, &mut r, &mut rs, Mode::Views);
+/// rt::commit_var("add_", &mut b, &mut r, &mut rs, Mode::Views);
 /// assert_eq!(b.value.to_vec(), vec![1.0, 1.0, 0.0, 0.0]);
 /// b.value.mul_(2.0);
 /// rt::sync_var(&mut r, &mut rs, &b, Mode::Views);
@@ -147,7 +146,7 @@ pub fn view_var<T: Element>(root: &Var<T>, meta: ViewMeta, mode: Mode) -> (Tenso
 /// let mut r = rt::var_view(&b, ViewMeta::select(1, 2), Mode::Views);
 /// rt::own_alias_vars(&b, &mut r);
 /// r.value.fill_(5.0);
-/// rt::commit_vars("fill_", "fill", &mut b, &mut r, Mode::Views);
+/// rt::commit_vars("fill_", &mut b, &mut r, Mode::Views);
 /// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 5.0, 0.0, 0.0, 5.0]);
 /// ```
 #[inline]
@@ -186,22 +185,13 @@ pub fn own_alias_var<T: Element>(root: &Var<T>, value: &mut Tensor<T>, state: &T
 /// [`commit_donated`] into a [`Var`] (see [`view_var`]).
 #[inline]
 pub fn commit_var<T: Element>(
-    op: &str,
-    functional: &'static str,
+    op: &'static str,
     root: &mut Var<T>,
     value: &mut Tensor<T>,
     state: &mut Tracked,
     mode: Mode,
 ) {
-    commit_donated(
-        op,
-        functional,
-        &mut root.value,
-        &mut root.state,
-        value,
-        state,
-        mode,
-    )
+    commit_donated(op, &mut root.value, &mut root.state, value, state, mode)
 }
 
 /// [`sync`] of an alias of a [`Var`] (see [`view_var`]).
@@ -225,7 +215,7 @@ pub fn own_alias_vars<T: Element>(root: &Var<T>, alias: &mut Var<T>) {
 /// let mut r = Var::of_pair(rt::view_var(&b, ViewMeta::select(0, 1), Mode::Views));
 /// rt::own_alias_vars(&b, &mut r);
 /// r.value.add_(1.0);
-/// rt::commit_vars("add_", "add", &mut b, &mut r, Mode::Views);
+/// rt::commit_vars("add_", &mut b, &mut r, Mode::Views);
 /// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 1.0, 1.0]);
 /// b.value.mul_(3.0);
 /// rt::sync_vars(&mut r, &b, Mode::Views);
@@ -233,20 +223,12 @@ pub fn own_alias_vars<T: Element>(root: &Var<T>, alias: &mut Var<T>) {
 /// ```
 #[inline]
 pub fn commit_vars<T: Element>(
-    op: &str,
-    functional: &'static str,
+    op: &'static str,
     root: &mut Var<T>,
     alias: &mut Var<T>,
     mode: Mode,
 ) {
-    commit_var(
-        op,
-        functional,
-        root,
-        &mut alias.value,
-        &mut alias.state,
-        mode,
-    )
+    commit_var(op, root, &mut alias.value, &mut alias.state, mode)
 }
 
 /// [`sync`] of an alias held in a [`Var`] (see [`commit_vars`]).

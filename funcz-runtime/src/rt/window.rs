@@ -4,7 +4,7 @@
 //!
 //! Input (the user's code): `cache.narrow(0, pos, 1).copy_(&row);`
 //! Output (generated): `let mut w = rt::window(&mut cache, &mut s, ViewMeta::narrow(0, pos, 1), mode);
-//! w.copy_(&row); rt::window_done("copy_", "copy", &mut cache, &mut s, &mut w, mode);`
+//! w.copy_(&row); rt::window_done("copy_", &mut cache, &mut s, &mut w, mode);`
 //!
 //! In [`Mode::Views`] (and in [`Mode::Copies`] when no trace is being
 //! recorded), for a view whose inverse is a scatter into its window
@@ -76,7 +76,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views);
     /// w.copy_(&Tensor::ones(&[1, 2]));
-    /// rt::window_done("copy_", "copy", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("copy_", &mut x, &mut s, &mut w, Mode::Views);
     /// assert_eq!(x.to_vec(), vec![0.0, 0.0, 1.0, 1.0]);
     /// ```
     #[track_caller]
@@ -94,7 +94,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::select(1, 0), Mode::Views);
     /// w.add_(2.0);
-    /// rt::window_done("add_", "add", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("add_", &mut x, &mut s, &mut w, Mode::Views);
     /// assert_eq!(x.to_vec(), vec![2.0, 0.0, 2.0, 0.0]);
     /// ```
     #[track_caller]
@@ -112,7 +112,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views);
     /// w.sub_(1.0);
-    /// rt::window_done("sub_", "sub", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("sub_", &mut x, &mut s, &mut w, Mode::Views);
     /// assert_eq!(x.to_vec(), vec![0.0, -1.0]);
     /// ```
     #[track_caller]
@@ -130,7 +130,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 0, 1), Mode::Views);
     /// w.mul_(3.0);
-    /// rt::window_done("mul_", "mul", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("mul_", &mut x, &mut s, &mut w, Mode::Views);
     /// assert_eq!(x.to_vec(), vec![3.0, 1.0]);
     /// ```
     #[track_caller]
@@ -148,7 +148,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 0, 1), Mode::Views);
     /// w.div_(4.0);
-    /// rt::window_done("div_", "div", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("div_", &mut x, &mut s, &mut w, Mode::Views);
     /// assert_eq!(x.to_vec(), vec![0.25, 1.0]);
     /// ```
     #[track_caller]
@@ -166,7 +166,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 1, 2), Mode::Views);
     /// w.fill_(7.0);
-    /// rt::window_done("fill_", "fill", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("fill_", &mut x, &mut s, &mut w, Mode::Views);
     /// assert_eq!(x.to_vec(), vec![0.0, 7.0, 7.0]);
     /// ```
     #[track_caller]
@@ -184,7 +184,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 0, 2), Mode::Views);
     /// w.zero_();
-    /// rt::window_done("zero_", "zero", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("zero_", &mut x, &mut s, &mut w, Mode::Views);
     /// assert_eq!(x.to_vec(), vec![0.0, 0.0, 1.0]);
     /// ```
     #[track_caller]
@@ -205,7 +205,7 @@ impl<T: Element> Window<T> {
 /// let row = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[1, 2]);
 /// let mut w = rt::window(&mut cache, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views);
 /// w.copy_(&row);
-/// rt::window_done("copy_", "copy", &mut cache, &mut s, &mut w, Mode::Views);
+/// rt::window_done("copy_", &mut cache, &mut s, &mut w, Mode::Views);
 /// assert_eq!(cache.to_vec(), vec![0.0, 0.0, 1.0, 2.0, 0.0, 0.0]);
 /// ```
 // Inlined into the generated function in optimized builds (see the module
@@ -319,19 +319,17 @@ fn window_general<T: Element>(
 /// the [`window`] `w` of `root`.
 #[inline]
 pub fn window_done<T: Element>(
-    op: &str,
-    functional: &'static str,
+    op: &'static str,
     root: &mut Tensor<T>,
     rstate: &mut Tracked,
     w: &mut Window<T>,
     mode: Mode,
 ) {
+    let functional = super::functional_of(op);
     match &mut w.kind {
         Kind::Direct => window_end(functional, root, rstate, None, &mut w.view, mode),
         Kind::Traced(meta) => window_end(functional, root, rstate, Some(meta), &mut w.view, mode),
-        Kind::General(state) => {
-            commit_donated(op, functional, root, rstate, &mut w.view, state, mode)
-        }
+        Kind::General(state) => commit_donated(op, root, rstate, &mut w.view, state, mode),
     }
 }
 
@@ -357,7 +355,7 @@ mod tests {
                     let p = std::sync::Arc::as_ptr(&root.storage);
                     let mut w = window(&mut root, &mut rs, ViewMeta::select(0, 1), mode);
                     w.copy_(&row);
-                    window_done("copy_", "copy", &mut root, &mut rs, &mut w, mode);
+                    window_done("copy_", &mut root, &mut rs, &mut w, mode);
                     drop(w);
                     let in_place = std::sync::Arc::as_ptr(&root.storage) == p;
                     // (Copies mode: the row is copied out, updated, and
@@ -389,7 +387,7 @@ mod tests {
         let mut rs = Tracked::root(&root);
         let mut w = window(&mut root, &mut rs, ViewMeta::t(), Mode::Views);
         w.mul_(2.0);
-        window_done("mul_", "mul", &mut root, &mut rs, &mut w, Mode::Views);
+        window_done("mul_", &mut root, &mut rs, &mut w, Mode::Views);
         assert_eq!(root.to_vec(), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
     }
 }
