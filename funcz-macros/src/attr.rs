@@ -17,14 +17,15 @@ pub(crate) enum Remove {
     MutationsAndViews,
 }
 
-/// Emitted as the runtime's mode (`::funcz::rt::Mode::Views` for
-/// `"mutations"`, `Copies` for `"mutations_and_views"`), which the `rt`
-/// helpers take as their last argument.
+/// Emitted as the runtime's mode (`Mode::Views` for `"mutations"`,
+/// `Copies` for `"mutations_and_views"`), for the few runtime items that
+/// take it (`MultiMeta::forward`): the `MODE` of the namespace the
+/// function imports as `__fz_rt` (`rt::views` / `rt::copies`, see
+/// `expand::lower_fn`), whose functions pass it themselves.
 impl quote::ToTokens for Remove {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         tokens.extend(match self {
-            // (The function's `__FZ_MODE`, see `expand::lower_fn`.)
-            Remove::Mutations | Remove::MutationsAndViews => quote::quote!(__FZ_MODE),
+            Remove::Mutations | Remove::MutationsAndViews => quote::quote!(__fz_rt::MODE),
         });
     }
 }

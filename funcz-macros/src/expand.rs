@@ -231,17 +231,18 @@ fn lower_fn(
     let declared = crate::inputs::declare(func, tensor_params, places, &mut lw.scopes);
     let inputs = declared.tracked;
     lw.places = declared.places;
-    let mode_value = match mode {
-        Remove::Mutations => quote!(::funcz::rt::Mode::Views),
-        Remove::MutationsAndViews => quote!(::funcz::rt::Mode::Copies),
-    };
-    let mut prologue: Vec<Stmt> = vec![
-        pq!(
+    // The runtime with the mode fixed (`rt::views` / `rt::copies`): the
+    // calls do not pass it.
+    let mut prologue: Vec<Stmt> = vec![match mode {
+        Remove::Mutations => pq!(
             #[allow(unused_imports)]
-            use ::funcz::rt as __fz_rt;
+            use ::funcz::rt::views as __fz_rt;
         ),
-        pq!(#[allow(dead_code)] const __FZ_MODE: __fz_rt::Mode = #mode_value;),
-    ];
+        Remove::MutationsAndViews => pq!(
+            #[allow(unused_imports)]
+            use ::funcz::rt::copies as __fz_rt;
+        ),
+    }];
     for (k, place) in places.iter().enumerate() {
         let ident = crate::inputs::place_ident(k);
         let e = &place.expr;

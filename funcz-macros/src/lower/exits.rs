@@ -121,10 +121,9 @@ impl Lowerer<'_> {
                 match self.scopes.kind(id).clone() {
                     Kind::Alias { root } if !self.copies() && self.has_state(id) => {
                         let (rv, rs) = self.root_value_state(root);
-                        let mode = self.mode;
                         let mut v = e;
                         self.use_binding(id, &mut v);
-                        pq!(__fz_rt::output(&#v, &#s, &#rv, &#rs, #mode))
+                        pq!(__fz_rt::output(&#v, &#s, &#rv, &#rs))
                     }
                     Kind::Root {
                         input: None | Some(Passing::Value),

@@ -61,11 +61,10 @@ impl Lowerer<'_> {
                 let already = self.synced.last().is_some_and(|d| d.contains(&id));
                 if !already {
                     let rt = rt();
-                    let mode = self.mode;
                     let (v, s) = (self.value(id), self.state(id));
                     let (rv, rs) = self.root_value_state(root);
                     let k = &ix.index;
-                    self.push_pre(pq!(#rt::sync(&mut #v[#k], &mut #s[#k], &#rv, &#rs, #mode);));
+                    self.push_pre(pq!(#rt::sync(&mut #v[#k], &mut #s[#k], &#rv, &#rs);));
                 }
             }
             // `*y` of a `&`/`&mut` tensor input the body shadows with an owned
@@ -165,7 +164,7 @@ impl Lowerer<'_> {
                             } else if read_only {
                                 pq!(#rt::read_view(&#recv, #rt::ViewMeta::#method(#args)))
                             } else {
-                                pq!(#rt::view_value(&#recv, #rt::ViewMeta::#method(#args), #mode))
+                                pq!(#rt::view_value(&#recv, #rt::ViewMeta::#method(#args)))
                             };
                         }
                     }

@@ -4,7 +4,7 @@
 //! stale aliases up to date before a statement.
 //!
 //! Input: a read of `v`, a view of the mutated root `x`.
-//! Output: before the statement, `rt::sync_vars(&mut v, &__fz_v_x_0, __FZ_MODE);` (both in an `rt::Var`)
+//! Output: before the statement, `rt::sync_vars(&mut v, &__fz_v_x_0);` (both in an `rt::Var`)
 
 #[allow(unused_imports)]
 use super::*;
@@ -212,25 +212,24 @@ impl Lowerer<'_> {
         if !self.has_state(id) {
             return None;
         }
-        let mode = self.mode;
         let rt = rt();
         let (v, s) = (self.value(id), self.state(id));
         match self.scopes.kind(id).clone() {
             Kind::Alias { root } => {
                 let (rv, rs) = self.root_value_state(root);
                 Some(match (var_pair(&rv, &rs), var_pair(&v, &s)) {
-                    (Some(x), Some(a)) => pq!(#rt::sync_vars(&mut #a, &#x, #mode);),
-                    (Some(x), None) => pq!(#rt::sync_var(&mut #v, &mut #s, &#x, #mode);),
-                    (None, _) => pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);),
+                    (Some(x), Some(a)) => pq!(#rt::sync_vars(&mut #a, &#x);),
+                    (Some(x), None) => pq!(#rt::sync_var(&mut #v, &mut #s, &#x);),
+                    (None, _) => pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs);),
                 })
             }
             Kind::Multi { root } => {
                 let (rv, rs) = self.root_value_state(root);
-                Some(pq!(#rt::sync_all(&mut #v, &mut #s, &#rv, &#rs, #mode);))
+                Some(pq!(#rt::sync_all(&mut #v, &mut #s, &#rv, &#rs);))
             }
             Kind::Root { .. } if self.based(id) => {
                 let (rv, rs) = self.root_value_state(id);
-                Some(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs, #mode);))
+                Some(pq!(#rt::sync(&mut #v, &mut #s, &#rv, &#rs);))
             }
             _ => None,
         }

@@ -45,7 +45,6 @@ impl Lowerer<'_> {
         want: Want,
     ) -> Expr {
         let rt = rt();
-        let mode = self.mode;
         let op = m.method.to_string();
         let fname = Ident::new(functional, m.method.span());
         let root = self.receiver_root(&m.receiver);
@@ -136,7 +135,7 @@ impl Lowerer<'_> {
                             let vals = args.iter();
                             stmts.push(pq!(let #new = match (#(#vals,)*) {
                                 (#(#names,)*) => {
-                                    #rt::check_current(#op, &#rv, &#rs, &#v, &#s, #mode);
+                                    #rt::check_current(#op, &#rv, &#rs, &#v, &#s);
                                     #v.#fname(#(#names),*)
                                 }
                             };));
@@ -144,13 +143,13 @@ impl Lowerer<'_> {
                             stmts.push(pq!(let #new = #v.#fname(#args);));
                         }
                         stmts.push(pq!(
-                        #rt::commit_from(#op, &mut #rv, &mut #rs, Some((&mut #pv, &mut #ps)), &mut #v, &mut #s, #new, #mode);
+                        #rt::commit_from(#op, &mut #rv, &mut #rs, Some((&mut #pv, &mut #ps)), &mut #v, &mut #s, #new);
                         ))
                     }
                     None if steps_may_copy(&steps) => {
                         stmts.push(pq!(let #new = #v.#fname(#args);));
                         stmts.push(pq!(
-                            #rt::commit_from(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new, #mode);
+                            #rt::commit_from(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new);
                         ))
                     }
                     None if matches!(want, Want::Nothing)
@@ -171,18 +170,18 @@ impl Lowerer<'_> {
                         let w = tmp("__fz_window");
                         let meta = quote!(#rt::ViewMeta::#vm(#vargs));
                         stmts.push(match var_pair(&pv, &ps) {
-                            Some(x) => pq!(let mut #w = #rt::window_var(&mut #x, #meta, #mode);),
+                            Some(x) => pq!(let mut #w = #rt::window_var(&mut #x, #meta);),
                             None => {
-                                pq!(let mut #w = #rt::window(&mut #pv, &mut #ps, #meta, #mode);)
+                                pq!(let mut #w = #rt::window(&mut #pv, &mut #ps, #meta);)
                             }
                         });
                         stmts.push(pq!(#w.#method(#args);));
                         stmts.push(match var_pair(&pv, &ps) {
                             Some(x) => pq!(
-                                #rt::window_var_done(#op, &mut #x, &mut #w, #mode);
+                                #rt::window_var_done(#op, &mut #x, &mut #w);
                             ),
                             None => pq!(
-                                #rt::window_done(#op, &mut #pv, &mut #ps, &mut #w, #mode);
+                                #rt::window_done(#op, &mut #pv, &mut #ps, &mut #w);
                             ),
                         });
                     }
@@ -199,21 +198,21 @@ impl Lowerer<'_> {
                                     stmts.push(pq!(#rt::own_alias_vars(&#x, &mut #a);));
                                     stmts.push(pq!(#v.#method(#args);));
                                     stmts.push(pq!(
-                                        #rt::commit_vars(#op, &mut #x, &mut #a, #mode);
+                                        #rt::commit_vars(#op, &mut #x, &mut #a);
                                     ));
                                 }
                                 (Some(x), None) => {
                                     stmts.push(pq!(#rt::own_alias_var(&#x, &mut #v, &#s);));
                                     stmts.push(pq!(#v.#method(#args);));
                                     stmts.push(pq!(
-                                        #rt::commit_var(#op, &mut #x, &mut #v, &mut #s, #mode);
+                                        #rt::commit_var(#op, &mut #x, &mut #v, &mut #s);
                                     ));
                                 }
                                 (None, _) => {
                                     stmts.push(pq!(#rt::own_alias(&#rv, &#rs, &mut #v, &#s);));
                                     stmts.push(pq!(#v.#method(#args);));
                                     stmts.push(pq!(
-                                        #rt::commit_donated(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
+                                        #rt::commit_donated(#op, &mut #rv, &mut #rs, &mut #v, &mut #s);
                                     ));
                                 }
                             }
@@ -221,9 +220,8 @@ impl Lowerer<'_> {
                             // Arguments that may change the root (a helper
                             // given it) run before the op: the view is
                             // made current again after them.
-                            let before = check.then(
-                                || pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s, #mode);),
-                            );
+                            let before =
+                                check.then(|| pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s);));
                             stmts.push(donating_update(
                             &args,
                             before,
@@ -231,13 +229,13 @@ impl Lowerer<'_> {
                             |a| {
                                 pq!(
                                     #v.#method(#a);
-                                    #rt::commit_donated(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #mode);
+                                    #rt::commit_donated(#op, &mut #rv, &mut #rs, &mut #v, &mut #s);
                                 )
                             },
                             |a| {
                                 pq!(
                                     let #new = #v.#fname(#a);
-                                    #rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new, #mode);
+                                    #rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new);
                                 )
                             },
                         ));
@@ -422,7 +420,6 @@ impl Lowerer<'_> {
 
     pub(super) fn lower_meta(&mut self, m: &syn::ExprMethodCall, view: &str, want: Want) -> Expr {
         let rt = rt();
-        let mode = self.mode;
         let meta = Ident::new(view, m.method.span());
         let mut args = m.args.clone();
         for a in args.iter_mut() {
@@ -437,7 +434,7 @@ impl Lowerer<'_> {
             if !matches!(want, Want::Bound) {
                 let mut recv = (*m.receiver).clone();
                 self.visit_expr_mut(&mut recv);
-                return pq!(#rt::view_value(&#recv, #rt::ViewMeta::#meta(#margs), #mode));
+                return pq!(#rt::view_value(&#recv, #rt::ViewMeta::#meta(#margs)));
             }
             let mut e = Expr::MethodCall(m.clone());
             visit_mut::visit_expr_mut(self, &mut e);
@@ -455,17 +452,17 @@ impl Lowerer<'_> {
         match self.scopes.kind(id).clone() {
             Kind::Root { .. } if !self.based(id) => {
                 self.found.meta.insert(id);
-                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#margs), #mode); #tail })
+                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#margs)); #tail })
             }
             Kind::Root { .. } | Kind::Alias { .. } if self.has_state(id) => {
                 if let Kind::Root { .. } = self.scopes.kind(id) {
                     self.found.meta.insert(id);
                 }
                 self.need_sync(id);
-                pq!({ #rt::meta_inplace(&mut #v, &mut #s, #rt::ViewMeta::#meta(#margs), #mode); #tail })
+                pq!({ #rt::meta_inplace(&mut #v, &mut #s, #rt::ViewMeta::#meta(#margs)); #tail })
             }
             Kind::Alias { .. } => {
-                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#margs), #mode); #tail })
+                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#margs)); #tail })
             }
             _ => {
                 let mut e = Expr::MethodCall(m.clone());
@@ -511,8 +508,7 @@ impl Lowerer<'_> {
                     let s = self.state(id);
                     let (b, bs) = (base_ident(id), base_state_ident(id));
                     let name = self.scopes.ident(id).to_string();
-                    let mode = self.mode;
-                    pq!(#rt::resize_root(#name, &mut #v, &mut #s, (&mut #b, &mut #bs), #args, #keep_tail, #mode))
+                    pq!(#rt::resize_root(#name, &mut #v, &mut #s, (&mut #b, &mut #bs), #args, #keep_tail))
                 } else if self.has_state(id) {
                     let s = self.state(id);
                     pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
@@ -531,8 +527,7 @@ impl Lowerer<'_> {
                 self.need_sync(id);
                 let (v, s) = (self.value(id), self.state(id));
                 let name = self.scopes.ident(id).to_string();
-                let mode = self.mode;
-                pq!(#rt::resize_view(#name, &mut #v, &mut #s, #args, #mode))
+                pq!(#rt::resize_view(#name, &mut #v, &mut #s, #args))
             }
             _ => {
                 crate::diag::resize_of_view(self, m);

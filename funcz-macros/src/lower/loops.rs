@@ -12,7 +12,6 @@ impl Lowerer<'_> {
     pub(super) fn lower_for(&mut self, e: &mut Expr) {
         let Expr::ForLoop(f) = e else { return };
         let rt = rt();
-        let mode = self.mode;
         self.scopes.push();
         let expr = (*f.expr).clone();
         let ident = Self::pat_ident(&f.pat);
@@ -53,7 +52,7 @@ impl Lowerer<'_> {
                 let mutability = may_copy.then(|| quote!(mut));
                 let new: Expr = pq!({
                     #(#stmts)*
-                    let (#vals, #mutability #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#margs), #mode);
+                    let (#vals, #mutability #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#margs));
                     #bind
                     #label for (mut #ident, mut #st) in ::core::iter::zip(#vals, #sts) #body
                 });

@@ -303,8 +303,9 @@ pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
 
 fn rt() -> TokenStream {
     // Not cached: proc_macro tokens must not outlive one expansion.
-    // (The function's `use ::funcz::rt as __fz_rt;`, see
-    // `expand::lower_fn`: a path of 3 tokens, not 8.)
+    // (The function's `use ::funcz::rt::views as __fz_rt;` or `copies`,
+    // see `expand::lower_fn`: a path of 3 tokens, not 8, and no mode
+    // argument.)
     quote!(__fz_rt)
 }
 

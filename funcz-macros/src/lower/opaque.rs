@@ -28,7 +28,6 @@ impl Lowerer<'_> {
         span: Span,
     ) -> (Vec<Stmt>, Vec<Stmt>) {
         let rt = rt();
-        let mode = self.mode;
         let (passed, elems) = self.opaque_passed(e);
         let mut passed = passed;
         // Views of collection elements cannot be written back: refused at
@@ -160,7 +159,7 @@ impl Lowerer<'_> {
             let (rv, rs) = self.root_value_state(root);
             after.push(pq!(if #rt::version(&#v[#i]) != #ver {
                 let __fz_h = #rt::handle(&#v[#i]);
-                #rt::commit(#what, &mut #rv, &mut #rs, &mut #v[#i], &mut #s[#i], __fz_h, #mode);
+                #rt::commit(#what, &mut #rv, &mut #rs, &mut #v[#i], &mut #s[#i], __fz_h);
             }));
         }
         for (k, id) in elem_views.iter().enumerate() {
@@ -195,14 +194,14 @@ impl Lowerer<'_> {
                     let (rv, rs) = self.root_value_state(*id);
                     pq!({
                         let __fz_h = #rt::handle(&#v);
-                        #rt::commit(#what, &mut #rv, &mut #rs, &mut #v, &mut #s, __fz_h, #mode);
+                        #rt::commit(#what, &mut #rv, &mut #rs, &mut #v, &mut #s, __fz_h);
                     })
                 }
                 Kind::Alias { root } => {
                     let (rv, rs) = self.root_value_state(root);
                     pq!({
                         let __fz_h = #rt::handle(&#v);
-                        #rt::commit(#what, &mut #rv, &mut #rs, &mut #v, &mut #s, __fz_h, #mode);
+                        #rt::commit(#what, &mut #rv, &mut #rs, &mut #v, &mut #s, __fz_h);
                     })
                 }
                 _ => pq!(#s.bump();),

@@ -255,7 +255,6 @@ impl Lowerer<'_> {
         }
         let expr = *init.expr;
         let rt = rt();
-        let mode = self.mode;
 
         // A view of a collection element (or the in-place result on one)
         // is bound as a plain value, watched by `elem_aliases`.
@@ -335,7 +334,7 @@ impl Lowerer<'_> {
                     let value = match &multi {
                         Some((method, args)) => {
                             let margs = meta_args(method, args);
-                            quote!(#rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#margs), #mode))
+                            quote!(#rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#margs)))
                         }
                         None => quote!((#v, #s)),
                     };
@@ -348,16 +347,16 @@ impl Lowerer<'_> {
                         let meta = quote!(#rt::ViewMeta::#method(#margs));
                         return vec![match (in_var, var_pair(&pv, &ps)) {
                             (true, Some(x)) => {
-                                pq!(let mut #ident = #rt::var_view(&#x, #meta, #mode);)
+                                pq!(let mut #ident = #rt::var_view(&#x, #meta);)
                             }
                             (true, None) => {
-                                pq!(let mut #ident = #rt::var_view_of(&#pv, &#ps, #meta, #mode);)
+                                pq!(let mut #ident = #rt::var_view_of(&#pv, &#ps, #meta);)
                             }
                             (false, Some(x)) => {
-                                pq!(let (mut #ident, mut #st) = #rt::view_var(&#x, #meta, #mode);)
+                                pq!(let (mut #ident, mut #st) = #rt::view_var(&#x, #meta);)
                             }
                             (false, None) => {
-                                pq!(let (mut #ident, mut #st) = #rt::view(&#pv, &#ps, #meta, #mode);)
+                                pq!(let (mut #ident, mut #st) = #rt::view(&#pv, &#ps, #meta);)
                             }
                         }];
                     }

@@ -267,7 +267,6 @@ impl Lowerer<'_> {
         TokenStream,
     ) {
         let rt = rt();
-        let mode = self.mode;
         let mut stmts = prelude;
         // `r.view().mul_(a).add_(b)`: the prelude (`mul_`) made `r` stale.
         let chained = !stmts.is_empty();
@@ -287,13 +286,13 @@ impl Lowerer<'_> {
                     let margs = meta_args(method, args);
                     let meta = quote!(#rt::ViewMeta::#method(#margs));
                     match var_pair(&v, &s) {
-                        Some(x) => quote!(#rt::var_view(&#x, #meta, #mode)),
-                        None => quote!(#rt::var_view_of(&#v, &#s, #meta, #mode)),
+                        Some(x) => quote!(#rt::var_view(&#x, #meta)),
+                        None => quote!(#rt::var_view_of(&#v, &#s, #meta)),
                     }
                 }
                 Step::MultiOut(method, args, index) => {
                     let margs = meta_args(method, args);
-                    quote!(#rt::Var::of_pair(#rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#margs), #index, #mode)))
+                    quote!(#rt::Var::of_pair(#rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#margs), #index)))
                 }
             };
             stmts.push(pq!(let mut #nv = #var;));

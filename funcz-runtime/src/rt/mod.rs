@@ -30,12 +30,14 @@ mod fuse_multi;
 mod inputs;
 mod list;
 mod meta;
+mod modes;
 mod output;
 mod own;
 mod readers;
 mod tracked;
 mod untracked;
 mod var;
+pub use modes::{copies, views};
 mod watch;
 mod window;
 

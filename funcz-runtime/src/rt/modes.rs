@@ -1,0 +1,157 @@
+//! The runtime as generated code names it: one namespace per mode, with
+//! the mode fixed.
+//!
+//! Input: a generated call in `remove = "mutations_and_views"` mode,
+//! `rt::commit_vars("add_", &mut b, &mut c, Mode::Copies)`.
+//! Output: `rt::copies::commit_vars("add_", &mut b, &mut c)`, the same call
+//! without its mode argument.
+//!
+//! A functionalized body starts with `use ::funcz::rt::views as __fz_rt;`
+//! (or `copies`) and names every runtime item through it. Each module
+//! re-exports all of [`rt`](crate::rt) and shadows the functions that take a
+//! [`Mode`] with forms that pass the module's own. The macro emits
+//! thousands of these calls in a large crate, and in an unoptimized build
+//! each argument is type-checked, borrow-checked and lowered at every call
+//! site (see BENCHMARKS.md, "The mode in the namespace"): the forms here
+//! are one instance per crate instead. Anything else that needs the mode
+//! (a method such as `MultiMeta::forward`) is given the module's [`MODE`
+//! constant](views::MODE).
+//!
+//! ```
+//! use funcz_runtime::rt::{self, Var, ViewMeta};
+//! use funcz_runtime::Tensor;
+//! use rt::copies as fz;
+//! let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+//! let mut c = fz::var_view(&b, ViewMeta::select(0, 1));
+//! assert!(!c.value.same_storage(&b.value)); // a `select_copy`
+//! fz::own_alias_vars(&b, &mut c);
+//! c.value.add_(1.0);
+//! fz::commit_vars("add_", &mut b, &mut c);
+//! assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 1.0, 1.0]);
+//! assert_eq!(fz::MODE, rt::Mode::Copies);
+//! ```
+
+/// Declares, in the module it is invoked in, the forms of the mode-taking
+/// runtime functions with the mode `$mode`, and that mode as `MODE`.
+macro_rules! fixed_mode {
+    ($mode:expr; $(
+        $(#[$attr:meta])*
+        fn $name:ident<$t:ident>($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?;
+    )*) => {
+        /// The mode this module's functions pass.
+        pub const MODE: crate::rt::Mode = $mode;
+        $(
+            #[doc = concat!(
+                "[`rt::", stringify!($name), "`](crate::rt::", stringify!($name),
+                ") with this module's [`MODE`]."
+            )]
+            $(#[$attr])*
+            #[inline]
+            #[allow(clippy::too_many_arguments)]
+            pub fn $name<$t: crate::element::Element>($($arg: $ty),*) $(-> $ret)? {
+                crate::rt::$name($($arg,)* MODE)
+            }
+        )*
+    };
+}
+
+/// The list of mode-taking functions, given to [`fixed_mode`] once per mode.
+macro_rules! mode_api {
+    ($mode:expr) => {
+        #[allow(unused_imports)]
+        pub use crate::rt::*;
+        use crate::tensor::Tensor;
+
+        fixed_mode! { $mode;
+            fn view<T>(parent: &Tensor<T>, pstate: &Tracked, meta: ViewMeta) -> (Tensor<T>, Tracked);
+            fn view_var<T>(root: &Var<T>, meta: ViewMeta) -> (Tensor<T>, Tracked);
+            fn var_view<T>(root: &Var<T>, meta: ViewMeta) -> Var<T>;
+            fn var_view_of<T>(value: &Tensor<T>, state: &Tracked, meta: ViewMeta) -> Var<T>;
+            fn view_value<T>(parent: &Tensor<T>, meta: ViewMeta) -> Tensor<T>;
+            fn multi_view<T>(parent: &Tensor<T>, pstate: &Tracked, meta: MultiMeta)
+                -> (Vec<Tensor<T>>, Vec<Tracked>);
+            fn multi_out<T>(parent: &Tensor<T>, pstate: &Tracked, meta: MultiMeta, k: usize)
+                -> (Tensor<T>, Tracked);
+            fn meta_inplace<T>(value: &mut Tensor<T>, state: &mut Tracked, meta: ViewMeta);
+            fn window<T>(root: &mut Tensor<T>, rstate: &mut Tracked, meta: ViewMeta) -> Window<T>;
+            fn window_var<T>(v: &mut Var<T>, meta: ViewMeta) -> Window<T>;
+            fn window_done<T>(
+                op: &'static str, root: &mut Tensor<T>, rstate: &mut Tracked, w: &mut Window<T>,
+            );
+            fn window_var_done<T>(op: &'static str, v: &mut Var<T>, w: &mut Window<T>);
+            fn commit<T>(
+                op: &str, root: &mut Tensor<T>, rstate: &mut Tracked, value: &mut Tensor<T>,
+                state: &mut Tracked, new: Tensor<T>,
+            );
+            fn commit_from<T>(
+                op: &str, root: &mut Tensor<T>, rstate: &mut Tracked,
+                place: Option<(&mut Tensor<T>, &mut Tracked)>, value: &mut Tensor<T>,
+                state: &mut Tracked, new: Tensor<T>,
+            );
+            fn commit_donated<T>(
+                op: &'static str, root: &mut Tensor<T>, rstate: &mut Tracked,
+                value: &mut Tensor<T>, state: &mut Tracked,
+            );
+            fn commit_var<T>(
+                op: &'static str, root: &mut Var<T>, value: &mut Tensor<T>, state: &mut Tracked,
+            );
+            fn commit_vars<T>(op: &'static str, root: &mut Var<T>, alias: &mut Var<T>);
+            #[track_caller]
+            fn check_current<T>(
+                op: &str, root: &Tensor<T>, rstate: &Tracked, value: &Tensor<T>, state: &Tracked,
+            );
+            fn sync<T>(
+                value: &mut Tensor<T>, state: &mut Tracked, root: &Tensor<T>, rstate: &Tracked,
+            );
+            fn sync_var<T>(value: &mut Tensor<T>, state: &mut Tracked, root: &Var<T>);
+            fn sync_vars<T>(alias: &mut Var<T>, root: &Var<T>);
+            fn sync_all<T>(
+                values: &mut [Tensor<T>], states: &mut [Tracked], root: &Tensor<T>,
+                rstate: &Tracked,
+            );
+            #[track_caller]
+            fn resize_root<T>(
+                name: &str, value: &mut Tensor<T>, state: &mut Tracked,
+                base: (&mut Tensor<T>, &mut Tracked), size: impl crate::args::IntoShape,
+                keep_tail: bool,
+            ) -> Tensor<T>;
+            #[track_caller]
+            fn resize_view<T>(
+                name: &str, value: &mut Tensor<T>, state: &mut Tracked,
+                size: impl crate::args::IntoShape,
+            ) -> Tensor<T>;
+            fn output<T>(
+                value: &Tensor<T>, state: &Tracked, root: &Tensor<T>, rstate: &Tracked,
+            ) -> Tensor<T>;
+        }
+    };
+}
+
+/// The runtime for `remove = "mutations"` (views stay views): all of
+/// [`rt`](crate::rt), with the mode-taking functions in [`Mode::Views`](crate::rt::Mode).
+///
+/// ```
+/// use funcz_runtime::rt::{self, Var, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+/// let c = rt::views::var_view(&b, ViewMeta::select(0, 1));
+/// assert!(c.value.same_storage(&b.value)); // a view
+/// ```
+pub mod views {
+    mode_api!(crate::rt::Mode::Views);
+}
+
+/// The runtime for `remove = "mutations_and_views"` (every view a
+/// `*_copy`): all of [`rt`](crate::rt), with the mode-taking functions in
+/// [`Mode::Copies`](crate::rt::Mode).
+///
+/// ```
+/// use funcz_runtime::rt::{self, Var, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+/// let c = rt::copies::var_view(&b, ViewMeta::select(0, 1));
+/// assert!(!c.value.same_storage(&b.value)); // a copy
+/// ```
+pub mod copies {
+    mode_api!(crate::rt::Mode::Copies);
+}
