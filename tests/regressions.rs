@@ -1081,3 +1081,32 @@ fn regress_a_macro_taking_a_name_is_given_a_shadowed_input() {
         vec![f(&mut a[0], &b[0])]
     });
 }
+
+// The one-call form of an in-place op (`rt::inplace_alias(&mut root, &mut
+// view).add_(args)`, which borrows the root mutably while the arguments
+// are evaluated) was used for an op whose arguments the lowering had
+// hoisted because they read the root (`__fz_arg0 = &t.value`): the hoisted
+// borrow was still live, a compile error at the attribute for code the
+// original compiles. Found by the default seed's programs 5 and 365 of
+// shard 1 (`t.t().transpose(0, 1).squeeze_dim(0).add_(&t)`,
+// `v.unfold(0, 1, 2).select(0, 0).lerp_(&v, 0.25)`), the first time the
+// form was tried.
+variants!(hoisted_reads_root, hoisted_reads_root_f, hoisted_reads_root_fv; fn (x: &Tensor) -> Tensor {
+    let t = x.abs().sqrt();
+    let w = t.t().transpose(0, 1).squeeze_dim(0).add_(&t);
+    let v = x.sum_dim(0, true).sum_dim(1, true);
+    v.unfold(0, 1, 2).select(0, 0).lerp_(&v, 0.25);
+    &(&w + &t) + &v.sum()
+});
+
+#[test]
+fn regress_an_in_place_op_whose_hoisted_arguments_read_its_root_is_not_one_call() {
+    check_values("hoisted_reads_root", &[iota(&[2, 2])], |v, ins| {
+        let f = [
+            hoisted_reads_root,
+            hoisted_reads_root_f,
+            hoisted_reads_root_fv,
+        ][v];
+        vec![f(&ins[0])]
+    });
+}

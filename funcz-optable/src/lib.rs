@@ -84,9 +84,11 @@ pub struct OpInfo {
 use OpKind::*;
 
 mod fusible;
+mod inplace_target;
 mod rows;
 
 pub use fusible::{FUSIBLE, KERNELS, STEP_OPERANDS};
+pub use inplace_target::INPLACE_TARGET_OPS;
 
 /// The row groups of the table, one file each under `rows/`.
 pub const TABLES: &[&[OpInfo]] = &[rows::core::OPS, rows::indexed::OPS, rows::math::OPS];

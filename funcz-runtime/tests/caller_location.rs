@@ -164,3 +164,21 @@ fn matmul_create_reduce() {
     at_caller!(f(&[2, 3]).sum_dim(2, false) => "funcz: sum:", "[-2, 1]");
     at_caller!(f(&[2, 3]).mean_dim(-3, true) => "funcz: mean:", "[-2, 1]");
 }
+
+/// The one-call form generated code gives an in-place op on a tracked
+/// tensor (`rt::InPlace`): the op's panic is at the user's line, as the
+/// user's own call's was.
+#[test]
+fn inplace_ops_through_a_tracked_target() {
+    use funcz_runtime::rt::{self, Mode, Tracked, Var, ViewMeta};
+    let bad = f(&[4]);
+    let mut b = Var::root(f(&[2, 3]));
+    at_caller!(rt::inplace_var(&mut b).add_(&bad) => "funcz: add_:", "[2, 3]", "[4]");
+    let mut r = rt::var_view(&b, ViewMeta::select(0, 1), Mode::Views);
+    at_caller!(rt::inplace_alias(&mut b, &mut r, Mode::Views).mul_(&bad) => "funcz: mul_:", "[3]", "[4]");
+    at_caller!(rt::inplace_window_var(&mut b, ViewMeta::t(), Mode::Copies).copy_(&bad) => "funcz: copy_:", "[4]");
+    let mut x = f(&[2, 3]);
+    let mut s = Tracked::root(&x);
+    at_caller!(rt::inplace_root(&mut x, &mut s).lerp_(&bad, 0.5) => "funcz: lerp_:", "[2, 3]", "[4]");
+    at_caller!(rt::inplace_value(&mut x).clamp_(None, None) => "funcz: clamp_:", "'min' or 'max'");
+}

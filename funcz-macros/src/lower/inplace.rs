@@ -169,21 +169,33 @@ impl Lowerer<'_> {
                         let method = &m.method;
                         let w = tmp("__fz_window");
                         let meta = quote!(#rt::ViewMeta::#vm(#vargs));
-                        stmts.push(match var_pair(&pv, &ps) {
-                            Some(x) => pq!(let mut #w = #rt::window_var(&mut #x, #meta);),
-                            None => {
-                                pq!(let mut #w = #rt::window(&mut #pv, &mut #ps, #meta);)
-                            }
-                        });
-                        stmts.push(pq!(#w.#method(#args);));
-                        stmts.push(match var_pair(&pv, &ps) {
-                            Some(x) => pq!(
-                                #rt::window_var_done(#op, &mut #x, &mut #w);
-                            ),
-                            None => pq!(
-                                #rt::window_done(#op, &mut #pv, &mut #ps, &mut #w);
-                            ),
-                        });
+                        if one_call(&op) {
+                            // The window and the op (`rt::InPlace`).
+                            stmts.push(match var_pair(&pv, &ps) {
+                                Some(x) => pq!(
+                                    #rt::inplace_window_var(&mut #x, #meta).#method(#args);
+                                ),
+                                None => pq!(
+                                    #rt::inplace_window(&mut #pv, &mut #ps, #meta).#method(#args);
+                                ),
+                            });
+                        } else {
+                            stmts.push(match var_pair(&pv, &ps) {
+                                Some(x) => pq!(let mut #w = #rt::window_var(&mut #x, #meta);),
+                                None => {
+                                    pq!(let mut #w = #rt::window(&mut #pv, &mut #ps, #meta);)
+                                }
+                            });
+                            stmts.push(pq!(#w.#method(#args);));
+                            stmts.push(match var_pair(&pv, &ps) {
+                                Some(x) => pq!(
+                                    #rt::window_var_done(#op, &mut #x, &mut #w);
+                                ),
+                                None => pq!(
+                                    #rt::window_done(#op, &mut #pv, &mut #ps, &mut #w);
+                                ),
+                            });
+                        }
                     }
                     other => {
                         // A view of the root: the in-place kernel may run on
@@ -194,6 +206,15 @@ impl Lowerer<'_> {
                             // The view made private if it is shared, then the
                             // user's own call (see `rt::own_alias`).
                             match (var_pair(&rv, &rs), var_pair(&v, &s)) {
+                                (Some(x), Some(a)) if one_call(&op) && hoisted.is_none() => {
+                                    // One call and the op (`rt::InPlace`):
+                                    // the arguments name neither (nor are
+                                    // they hoisted values, which may borrow
+                                    // the root).
+                                    stmts.push(pq!(
+                                        #rt::inplace_alias(&mut #x, &mut #a).#method(#args);
+                                    ));
+                                }
                                 (Some(x), Some(a)) => {
                                     stmts.push(pq!(#rt::own_alias_vars(&#x, &mut #a);));
                                     stmts.push(pq!(#v.#method(#args);));
@@ -357,7 +378,27 @@ impl Lowerer<'_> {
             }
             _ => pq!(#rt::can_donate(&#value)),
         };
-        if !mentions(args.to_token_stream(), &value) {
+        let input_elem = matches!(place, Place::Index(id, _) if self.is_input_coll(*id));
+        let names_state = state
+            .as_ref()
+            .is_some_and(|s| mentions(args.to_token_stream(), s));
+        if !mentions(args.to_token_stream(), &value)
+            && !names_state
+            && one_call(op)
+            && (state.is_some() || !input_elem)
+        {
+            // One call makes the value private if it is shared (see
+            // `rt::own_root`), the op runs the user's call's kernel and
+            // commits it (`rt::InPlace`): the arguments, evaluated in
+            // between, do not name the value it borrows.
+            let var = state.as_ref().and_then(|s| var_pair(&value, s));
+            let target = match (&state, &var) {
+                (Some(_), Some(x)) => quote!(#rt::inplace_var(&mut #x)),
+                (Some(s), None) => quote!(#rt::inplace_root(&mut #value, &mut #s)),
+                (None, _) => quote!(#rt::inplace_value(&mut #value)),
+            };
+            stmts.push(pq!(#target.#inplace(#args);));
+        } else if !mentions(args.to_token_stream(), &value) {
             // The value made private if it is shared, then the user's own
             // call (see `rt::own_root`); its commit names the functional op.
             let var = state.as_ref().and_then(|s| var_pair(&value, s));
@@ -542,4 +583,10 @@ impl Lowerer<'_> {
         self.visit_expr_mut(&mut e);
         e
     }
+}
+
+/// Whether the in-place op `op` has a method on `rt::InPlace` (one runtime
+/// call before the op instead of one before and one after).
+fn one_call(op: &str) -> bool {
+    optable::INPLACE_TARGET_OPS.contains(&op)
 }

@@ -27,6 +27,7 @@ mod exit;
 mod fuse;
 mod fuse_kernel;
 mod fuse_multi;
+mod inplace;
 mod inputs;
 mod list;
 mod meta;
@@ -37,6 +38,10 @@ mod readers;
 mod tracked;
 mod untracked;
 mod var;
+pub use inplace::{
+    InPlace, inplace_alias, inplace_root, inplace_value, inplace_var, inplace_window,
+    inplace_window_var,
+};
 pub use modes::{copies, views};
 mod watch;
 mod window;

@@ -36,7 +36,7 @@
 macro_rules! fixed_mode {
     ($mode:expr; $(
         $(#[$attr:meta])*
-        fn $name:ident<$t:ident>($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?;
+        fn $name:ident<$($lt:lifetime,)? $t:ident>($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?;
     )*) => {
         /// The mode this module's functions pass.
         pub const MODE: crate::rt::Mode = $mode;
@@ -48,7 +48,7 @@ macro_rules! fixed_mode {
             $(#[$attr])*
             #[inline]
             #[allow(clippy::too_many_arguments)]
-            pub fn $name<$t: crate::element::Element>($($arg: $ty),*) $(-> $ret)? {
+            pub fn $name<$($lt,)? $t: crate::element::Element>($($arg: $ty),*) $(-> $ret)? {
                 crate::rt::$name($($arg,)* MODE)
             }
         )*
@@ -120,6 +120,11 @@ macro_rules! mode_api {
                 name: &str, value: &mut Tensor<T>, state: &mut Tracked,
                 size: impl crate::args::IntoShape,
             ) -> Tensor<T>;
+            fn inplace_alias<'a, T>(root: &'a mut Var<T>, alias: &'a mut Var<T>) -> InPlace<'a, T>;
+            fn inplace_window_var<'a, T>(v: &'a mut Var<T>, meta: ViewMeta) -> InPlace<'a, T>;
+            fn inplace_window<'a, T>(
+                value: &'a mut Tensor<T>, state: &'a mut Tracked, meta: ViewMeta,
+            ) -> InPlace<'a, T>;
             fn output<T>(
                 value: &Tensor<T>, state: &Tracked, root: &Tensor<T>, rstate: &Tracked,
             ) -> Tensor<T>;

@@ -1,0 +1,44 @@
+//! The in-place ops the runtime runs in one call on a tracked tensor.
+
+/// In-place ops that `funcz::rt::InPlace` has a method for, with exactly
+/// the parameters of the tensor method of the same name: `#[functionalize]`
+/// lowers `x.op_(args);` on a tracked tensor to
+/// `rt::inplace_var(&mut x).op_(args);` (the tensor made private if
+/// shared, then the op and its commit) for these, and to three statements
+/// (`rt::own_var`, the user's own call, `rt::donated_var`) for the others.
+/// A test of funcz-runtime checks that its methods are exactly these.
+///
+/// ```
+/// assert!(funcz_optable::INPLACE_TARGET_OPS.contains(&"add_"));
+/// assert!(!funcz_optable::INPLACE_TARGET_OPS.contains(&"index_put_"));
+/// ```
+pub const INPLACE_TARGET_OPS: &[&str] = &[
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "neg_",
+    "abs_",
+    "relu_",
+    "clamp_",
+    "addcmul_",
+    "fill_",
+    "zero_",
+    "copy_",
+    "add_scaled_",
+    "sub_scaled_",
+    "clamp_min_",
+    "clamp_max_",
+    "sign_",
+    "pow_",
+    "exp_",
+    "log_",
+    "sqrt_",
+    "sigmoid_",
+    "tanh_",
+    "addcdiv_",
+    "lerp_",
+    "hardtanh_",
+    "addcmul1_",
+    "addcdiv1_",
+];

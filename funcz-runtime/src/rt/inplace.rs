@@ -1,0 +1,363 @@
+//! An in-place op on a tracked tensor in one runtime call and the user's
+//! own call: [`InPlace`].
+//!
+//! Input (the user's code): `r.mul_(2.0);` on an alias `r` of a root `b`.
+//! Output (generated): `rt::inplace_alias(&mut b, &mut r, mode).mul_(2.0);`
+//! where it was `rt::own_alias_vars(&b, &mut r); r.value.mul_(2.0);
+//! rt::commit_vars("mul_", &mut b, &mut r, mode);`.
+//!
+//! The constructor does what the first statement did (makes the target's
+//! buffer private if anyone else could observe it, or makes the window
+//! view); the op, a method of [`InPlace`] with exactly the parameters of
+//! the [`Tensor`] method of the same name, runs the in-place kernel on it
+//! and then commits it as the third statement did. Arguments are evaluated
+//! between the two, as before. An unoptimized build type-checks, borrow-
+//! checks and lowers one runtime call fewer per op (see BENCHMARKS.md, "An
+//! in-place op in one call"); an optimized build inlines both to the same
+//! code. The op methods are `#[track_caller]`, so a panic of the op
+//! reports the user's line, as the user's own call did. The macro uses
+//! this form for the ops of [`optable::INPLACE_TARGET_OPS`](crate::optable::INPLACE_TARGET_OPS) when the
+//! arguments do not name the tensors the target holds (they are borrowed
+//! mutably while the arguments are evaluated); otherwise the three
+//! statements.
+//!
+//! ```
+//! use funcz_runtime::rt::{self, Mode, Var, ViewMeta};
+//! use funcz_runtime::Tensor;
+//! let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+//! let mut r = rt::var_view(&b, ViewMeta::select(0, 1), Mode::Views);
+//! rt::inplace_alias(&mut b, &mut r, Mode::Views).add_(2.0);
+//! rt::inplace_var(&mut b).mul_(3.0);
+//! assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 6.0, 6.0]);
+//! ```
+
+use crate::element::{Element, FloatElement};
+use crate::ops::Operand;
+use crate::tensor::Tensor;
+
+use super::meta::ViewMeta;
+use super::tracked::Tracked;
+use super::var::Var;
+use super::window::Window;
+use super::{
+    Mode, commit_vars, donated, donated_root, donated_var, functional_of, own, own_alias_vars,
+    own_root, own_var, window, window_done, window_var, window_var_done,
+};
+
+/// A tracked tensor made ready for one in-place op: call the op on it
+/// (see the [module](self)).
+#[must_use = "call the in-place op on it: it runs the op and commits it"]
+pub struct InPlace<'a, T: Element> {
+    target: Target<'a, T>,
+}
+
+/// What the op writes and where its commit goes.
+// (An `InPlace` lives for one statement in the generated function's frame:
+// boxing the window's state would cost an allocation.)
+#[allow(clippy::large_enum_variant)]
+enum Target<'a, T: Element> {
+    /// A root in an [`rt::Var`](Var) ([`own_var`], [`donated_var`]).
+    Var(&'a mut Var<T>),
+    /// A root held as a value and a state ([`own_root`], [`donated_root`]).
+    Root(&'a mut Tensor<T>, &'a mut Tracked),
+    /// A value without a state ([`own`], [`donated`]).
+    Value(&'a mut Tensor<T>),
+    /// An alias and its root, both `Var`s ([`own_alias_vars`], [`commit_vars`]).
+    Alias(&'a mut Var<T>, &'a mut Var<T>, Mode),
+    /// A window of a root `Var` ([`window_var`], [`window_var_done`]).
+    WindowVar(&'a mut Var<T>, Window<T>, Mode),
+    /// A window of a root value and state ([`window`], [`window_done`]).
+    Window(&'a mut Tensor<T>, &'a mut Tracked, Window<T>, Mode),
+}
+
+/// The root `v` made ready for an in-place op ([`own_var`]).
+///
+/// ```
+/// use funcz_runtime::rt::{self, Var};
+/// use funcz_runtime::Tensor;
+/// let t = Tensor::<f32>::ones(&[2]);
+/// let mut v = Var::root(t.clone());
+/// rt::inplace_var(&mut v).add_(1.0); // `t` still shares the buffer: `v` gets its own
+/// assert_eq!((t.to_vec(), v.value.to_vec()), (vec![1.0, 1.0], vec![2.0, 2.0]));
+/// ```
+#[inline]
+pub fn inplace_var<T: Element>(v: &mut Var<T>) -> InPlace<'_, T> {
+    own_var(v);
+    InPlace {
+        target: Target::Var(v),
+    }
+}
+
+/// The root `value` (state `state`) made ready for an in-place op
+/// ([`own_root`]).
+///
+/// ```
+/// use funcz_runtime::rt::{self, Tracked};
+/// use funcz_runtime::Tensor;
+/// let mut x = Tensor::<f32>::ones(&[2]);
+/// let mut s = Tracked::root(&x);
+/// rt::inplace_root(&mut x, &mut s).mul_(4.0);
+/// assert_eq!(x.to_vec(), vec![4.0, 4.0]);
+/// ```
+#[inline]
+pub fn inplace_root<'a, T: Element>(
+    value: &'a mut Tensor<T>,
+    state: &'a mut Tracked,
+) -> InPlace<'a, T> {
+    own_root(value, state);
+    InPlace {
+        target: Target::Root(value, state),
+    }
+}
+
+/// A value no view is ever taken of made ready for an in-place op
+/// ([`own`]).
+///
+/// ```
+/// use funcz_runtime::rt;
+/// use funcz_runtime::Tensor;
+/// let mut x = Tensor::<f32>::ones(&[2]);
+/// rt::inplace_value(&mut x).sub_(3.0);
+/// assert_eq!(x.to_vec(), vec![-2.0, -2.0]);
+/// ```
+#[inline]
+pub fn inplace_value<T: Element>(value: &mut Tensor<T>) -> InPlace<'_, T> {
+    own(value);
+    InPlace {
+        target: Target::Value(value),
+    }
+}
+
+/// The alias `alias` of `root` made ready for an in-place op
+/// ([`own_alias_vars`]); the op writes it back into `root`
+/// ([`commit_vars`]).
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Var, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+/// let mut c = rt::var_view(&b, ViewMeta::t(), Mode::Copies);
+/// rt::inplace_alias(&mut b, &mut c, Mode::Copies).fill_(1.0);
+/// assert_eq!(b.value.to_vec(), vec![1.0; 4]);
+/// ```
+#[inline]
+pub fn inplace_alias<'a, T: Element>(
+    root: &'a mut Var<T>,
+    alias: &'a mut Var<T>,
+    mode: Mode,
+) -> InPlace<'a, T> {
+    own_alias_vars(root, alias);
+    InPlace {
+        target: Target::Alias(root, alias, mode),
+    }
+}
+
+/// The view `meta` of the root `v` as a window an in-place op writes
+/// ([`window_var`], [`window_var_done`]).
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Var, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut b = Var::root(Tensor::<f32>::zeros(&[3]));
+/// rt::inplace_window_var(&mut b, ViewMeta::narrow(0, 1, 2), Mode::Views).add_(5.0);
+/// assert_eq!(b.value.to_vec(), vec![0.0, 5.0, 5.0]);
+/// ```
+#[inline]
+pub fn inplace_window_var<T: Element>(
+    v: &mut Var<T>,
+    meta: ViewMeta,
+    mode: Mode,
+) -> InPlace<'_, T> {
+    let w = window_var(v, meta, mode);
+    InPlace {
+        target: Target::WindowVar(v, w, mode),
+    }
+}
+
+/// The view `meta` of the root `value` (state `state`) as a window an
+/// in-place op writes ([`window`], [`window_done`]).
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut cache = Tensor::<f32>::zeros(&[2, 2]);
+/// let mut s = Tracked::root(&cache);
+/// let row = Tensor::<f32>::ones(&[1, 2]);
+/// rt::inplace_window(&mut cache, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views).copy_(&row);
+/// assert_eq!(cache.to_vec(), vec![0.0, 0.0, 1.0, 1.0]);
+/// ```
+#[inline]
+pub fn inplace_window<'a, T: Element>(
+    value: &'a mut Tensor<T>,
+    state: &'a mut Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+) -> InPlace<'a, T> {
+    let w = window(value, state, meta, mode);
+    InPlace {
+        target: Target::Window(value, state, w, mode),
+    }
+}
+
+impl<T: Element> InPlace<'_, T> {
+    /// The tensor the op writes.
+    #[inline]
+    fn value(&self) -> &Tensor<T> {
+        match &self.target {
+            Target::Var(v) => &v.value,
+            Target::Root(t, _) | Target::Value(t) => t,
+            Target::Alias(_, a, _) => &a.value,
+            Target::WindowVar(_, w, _) | Target::Window(_, _, w, _) => w,
+        }
+    }
+
+    /// Commits the in-place op `op` that wrote [`value`](Self::value).
+    #[inline]
+    fn done(self, op: &'static str) {
+        match self.target {
+            Target::Var(v) => donated_var(op, v),
+            Target::Root(t, s) => donated_root(op, t, s),
+            Target::Value(t) => donated(functional_of(op), t),
+            Target::Alias(root, alias, mode) => commit_vars(op, root, alias, mode),
+            Target::WindowVar(v, mut w, mode) => window_var_done(op, v, &mut w, mode),
+            Target::Window(t, s, mut w, mode) => window_done(op, t, s, &mut w, mode),
+        }
+    }
+}
+
+/// The op methods of [`InPlace`]: each runs the [`Tensor`] method of its
+/// name (without the handle it returns) and commits it; `NAMES` lists them
+/// for the test against the op table.
+macro_rules! inplace_ops {
+    ($(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
+        $(
+            impl<$t: $bound> InPlace<'_, $t> {
+                $(
+                    #[doc = concat!(
+                        "[`Tensor::", stringify!($name), "`] on the target, then its commit."
+                    )]
+                    #[track_caller]
+                    #[inline]
+                    pub fn $name(self, $($arg: $ty),*) {
+                        self.value().$kernel($($arg),*);
+                        self.done(stringify!($name));
+                    }
+                )*
+            }
+        )*
+
+        /// The ops [`InPlace`] runs.
+        #[cfg(test)]
+        pub(crate) const NAMES: &[&str] = &[$($(stringify!($name)),*),*];
+    };
+}
+
+inplace_ops! {
+    impl<T: Element> {
+        fn add_ / add_in_place(other: impl Operand<T>);
+        fn sub_ / sub_in_place(other: impl Operand<T>);
+        fn mul_ / mul_in_place(other: impl Operand<T>);
+        fn div_ / div_in_place(other: impl Operand<T>);
+        fn neg_ / neg_in_place();
+        fn abs_ / abs_in_place();
+        fn relu_ / relu_in_place();
+        fn clamp_ / clamp_in_place(min: impl Into<Option<T>>, max: impl Into<Option<T>>);
+        fn addcmul_ / addcmul_in_place(t1: &Tensor<T>, t2: &Tensor<T>, value: T);
+        fn fill_ / fill_in_place(value: T);
+        fn zero_ / zero_in_place();
+        fn copy_ / copy_in_place(src: &Tensor<T>);
+        fn add_scaled_ / add_scaled_in_place(other: impl Operand<T>, alpha: T);
+        fn sub_scaled_ / sub_scaled_in_place(other: impl Operand<T>, alpha: T);
+        fn clamp_min_ / clamp_min_in_place(min: T);
+        fn clamp_max_ / clamp_max_in_place(max: T);
+        fn sign_ / sign_in_place();
+    }
+    impl<T: FloatElement> {
+        fn pow_ / pow_in_place(exponent: impl Operand<T>);
+        fn exp_ / exp_in_place();
+        fn log_ / log_in_place();
+        fn sqrt_ / sqrt_in_place();
+        fn sigmoid_ / sigmoid_in_place();
+        fn tanh_ / tanh_in_place();
+        fn addcdiv_ / addcdiv_in_place(t1: &Tensor<T>, t2: &Tensor<T>, value: T);
+        fn lerp_ / lerp_in_place(end: &Tensor<T>, weight: impl Operand<T>);
+        fn hardtanh_ / hardtanh_in_place(min_val: T, max_val: T);
+        fn addcmul1_ / addcmul1_in_place(t1: &Tensor<T>, t2: &Tensor<T>);
+        fn addcdiv1_ / addcdiv1_in_place(t1: &Tensor<T>, t2: &Tensor<T>);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Tracer;
+
+    #[test]
+    fn the_one_call_ops_are_the_op_tables() {
+        let mut ours: Vec<&str> = NAMES.to_vec();
+        let mut table: Vec<&str> = crate::optable::INPLACE_TARGET_OPS.to_vec();
+        ours.sort_unstable();
+        table.sort_unstable();
+        assert_eq!(ours, table);
+        for op in NAMES {
+            assert!(
+                matches!(
+                    crate::optable::lookup(op).map(|o| o.kind),
+                    Some(crate::optable::OpKind::Inplace { .. })
+                ),
+                "{op}"
+            );
+        }
+    }
+
+    /// Each target gives the values and the trace the three-statement form
+    /// gives (own, the user's call, the commit).
+    #[test]
+    fn each_target_matches_the_three_statement_form() {
+        let x = Tensor::<f32>::from_vec((0..6).map(|i| i as f32).collect(), &[2, 3]);
+        for mode in [Mode::Views, Mode::Copies] {
+            let run = |one_call: bool| {
+                let (out, g) = Tracer::new("f").input("x", &x).run(|| {
+                    let mut b = Var::root(x.add(1.0));
+                    let mut r = super::super::var_view(&b, ViewMeta::select(0, 1), mode);
+                    if one_call {
+                        inplace_alias(&mut b, &mut r, mode).mul_(2.0);
+                        inplace_window_var(&mut b, ViewMeta::narrow(1, 0, 1), mode).fill_(9.0);
+                        inplace_var(&mut b).clamp_(None, 8.0);
+                    } else {
+                        own_alias_vars(&b, &mut r);
+                        r.value.mul_(2.0);
+                        commit_vars("mul_", &mut b, &mut r, mode);
+                        let mut w = window_var(&mut b, ViewMeta::narrow(1, 0, 1), mode);
+                        w.fill_(9.0);
+                        window_var_done("fill_", &mut b, &mut w, mode);
+                        own_var(&mut b);
+                        b.value.clamp_(None, 8.0);
+                        donated_var("clamp_", &mut b);
+                    }
+                    b.value
+                });
+                (out.to_vec(), g.to_string())
+            };
+            let (a, b) = (run(true), run(false));
+            assert_eq!(a, b, "{mode:?}");
+            assert_eq!(a.0, vec![8.0, 2.0, 3.0, 8.0, 8.0, 8.0], "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn a_value_and_a_root_pair_are_updated_and_recorded_as_functional_ops() {
+        let x = Tensor::<f32>::ones(&[3]);
+        let (out, g) = Tracer::new("f").input("x", &x).run(|| {
+            let mut y = x.add(1.0);
+            inplace_value(&mut y).mul_(3.0);
+            let mut s = Tracked::root(&y);
+            inplace_root(&mut y, &mut s).sub_(1.0);
+            y
+        });
+        assert_eq!(out.to_vec(), vec![5.0, 5.0, 5.0]);
+        let g = g.to_string();
+        assert!(g.contains("mul(") && g.contains("sub("), "{g}");
+        assert!(!g.contains("mul_(") && !g.contains("sub_("), "{g}");
+    }
+}
