@@ -176,7 +176,6 @@ fn inplace_ops_through_a_tracked_target() {
     at_caller!(rt::inplace_var(&mut b).add_(&bad) => "funcz: add_:", "[2, 3]", "[4]");
     let mut r = rt::var_view(&b, ViewMeta::select(0, 1), Mode::Views);
     at_caller!(rt::inplace_alias(&mut b, &mut r, Mode::Views).mul_(&bad) => "funcz: mul_:", "[3]", "[4]");
-    at_caller!(rt::inplace_window_var(&mut b, ViewMeta::t(), Mode::Copies).copy_(&bad) => "funcz: copy_:", "[4]");
     let mut x = f(&[2, 3]);
     let mut s = Tracked::root(&x);
     at_caller!(rt::inplace_root(&mut x, &mut s).lerp_(&bad, 0.5) => "funcz: lerp_:", "[2, 3]", "[4]");

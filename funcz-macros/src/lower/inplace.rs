@@ -169,33 +169,21 @@ impl Lowerer<'_> {
                         let method = &m.method;
                         let w = tmp("__fz_window");
                         let meta = quote!(#rt::ViewMeta::#vm(#vargs));
-                        if one_call(&op) {
-                            // The window and the op (`rt::InPlace`).
-                            stmts.push(match var_pair(&pv, &ps) {
-                                Some(x) => pq!(
-                                    #rt::inplace_window_var(&mut #x, #meta).#method(#args);
-                                ),
-                                None => pq!(
-                                    #rt::inplace_window(&mut #pv, &mut #ps, #meta).#method(#args);
-                                ),
-                            });
-                        } else {
-                            stmts.push(match var_pair(&pv, &ps) {
-                                Some(x) => pq!(let mut #w = #rt::window_var(&mut #x, #meta);),
-                                None => {
-                                    pq!(let mut #w = #rt::window(&mut #pv, &mut #ps, #meta);)
-                                }
-                            });
-                            stmts.push(pq!(#w.#method(#args);));
-                            stmts.push(match var_pair(&pv, &ps) {
-                                Some(x) => pq!(
-                                    #rt::window_var_done(#op, &mut #x, &mut #w);
-                                ),
-                                None => pq!(
-                                    #rt::window_done(#op, &mut #pv, &mut #ps, &mut #w);
-                                ),
-                            });
-                        }
+                        stmts.push(match var_pair(&pv, &ps) {
+                            Some(x) => pq!(let mut #w = #rt::window_var(&mut #x, #meta);),
+                            None => {
+                                pq!(let mut #w = #rt::window(&mut #pv, &mut #ps, #meta);)
+                            }
+                        });
+                        stmts.push(pq!(#w.#method(#args);));
+                        stmts.push(match var_pair(&pv, &ps) {
+                            Some(x) => pq!(
+                                #rt::window_var_done(#op, &mut #x, &mut #w);
+                            ),
+                            None => pq!(
+                                #rt::window_done(#op, &mut #pv, &mut #ps, &mut #w);
+                            ),
+                        });
                     }
                     other => {
                         // A view of the root: the in-place kernel may run on

@@ -7,8 +7,7 @@
 //! rt::commit_vars("mul_", &mut b, &mut r, mode);`.
 //!
 //! The constructor does what the first statement did (makes the target's
-//! buffer private if anyone else could observe it, or makes the window
-//! view); the op, a method of [`InPlace`] with exactly the parameters of
+//! buffer private if anyone else could observe it); the op, a method of [`InPlace`] with exactly the parameters of
 //! the [`Tensor`] method of the same name, runs the in-place kernel on it
 //! and then commits it as the third statement did. Arguments are evaluated
 //! between the two, as before. An unoptimized build type-checks, borrow-
@@ -35,13 +34,11 @@ use crate::element::{Element, FloatElement};
 use crate::ops::Operand;
 use crate::tensor::Tensor;
 
-use super::meta::ViewMeta;
 use super::tracked::Tracked;
 use super::var::Var;
-use super::window::Window;
 use super::{
     Mode, commit_vars, donated, donated_root, donated_var, functional_of, own, own_alias_vars,
-    own_root, own_var, window, window_done, window_var, window_var_done,
+    own_root, own_var,
 };
 
 /// A tracked tensor made ready for one in-place op: call the op on it
@@ -52,9 +49,6 @@ pub struct InPlace<'a, T: Element> {
 }
 
 /// What the op writes and where its commit goes.
-// (An `InPlace` lives for one statement in the generated function's frame:
-// boxing the window's state would cost an allocation.)
-#[allow(clippy::large_enum_variant)]
 enum Target<'a, T: Element> {
     /// A root in an [`rt::Var`](Var) ([`own_var`], [`donated_var`]).
     Var(&'a mut Var<T>),
@@ -64,10 +58,6 @@ enum Target<'a, T: Element> {
     Value(&'a mut Tensor<T>),
     /// An alias and its root, both `Var`s ([`own_alias_vars`], [`commit_vars`]).
     Alias(&'a mut Var<T>, &'a mut Var<T>, Mode),
-    /// A window of a root `Var` ([`window_var`], [`window_var_done`]).
-    WindowVar(&'a mut Var<T>, Window<T>, Mode),
-    /// A window of a root value and state ([`window`], [`window_done`]).
-    Window(&'a mut Tensor<T>, &'a mut Tracked, Window<T>, Mode),
 }
 
 /// The root `v` made ready for an in-place op ([`own_var`]).
@@ -80,7 +70,8 @@ enum Target<'a, T: Element> {
 /// rt::inplace_var(&mut v).add_(1.0); // `t` still shares the buffer: `v` gets its own
 /// assert_eq!((t.to_vec(), v.value.to_vec()), (vec![1.0, 1.0], vec![2.0, 2.0]));
 /// ```
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub fn inplace_var<T: Element>(v: &mut Var<T>) -> InPlace<'_, T> {
     own_var(v);
     InPlace {
@@ -99,7 +90,8 @@ pub fn inplace_var<T: Element>(v: &mut Var<T>) -> InPlace<'_, T> {
 /// rt::inplace_root(&mut x, &mut s).mul_(4.0);
 /// assert_eq!(x.to_vec(), vec![4.0, 4.0]);
 /// ```
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub fn inplace_root<'a, T: Element>(
     value: &'a mut Tensor<T>,
     state: &'a mut Tracked,
@@ -120,7 +112,8 @@ pub fn inplace_root<'a, T: Element>(
 /// rt::inplace_value(&mut x).sub_(3.0);
 /// assert_eq!(x.to_vec(), vec![-2.0, -2.0]);
 /// ```
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub fn inplace_value<T: Element>(value: &mut Tensor<T>) -> InPlace<'_, T> {
     own(value);
     InPlace {
@@ -140,7 +133,8 @@ pub fn inplace_value<T: Element>(value: &mut Tensor<T>) -> InPlace<'_, T> {
 /// rt::inplace_alias(&mut b, &mut c, Mode::Copies).fill_(1.0);
 /// assert_eq!(b.value.to_vec(), vec![1.0; 4]);
 /// ```
-#[inline]
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub fn inplace_alias<'a, T: Element>(
     root: &'a mut Var<T>,
     alias: &'a mut Var<T>,
@@ -152,75 +146,27 @@ pub fn inplace_alias<'a, T: Element>(
     }
 }
 
-/// The view `meta` of the root `v` as a window an in-place op writes
-/// ([`window_var`], [`window_var_done`]).
-///
-/// ```
-/// use funcz_runtime::rt::{self, Mode, Var, ViewMeta};
-/// use funcz_runtime::Tensor;
-/// let mut b = Var::root(Tensor::<f32>::zeros(&[3]));
-/// rt::inplace_window_var(&mut b, ViewMeta::narrow(0, 1, 2), Mode::Views).add_(5.0);
-/// assert_eq!(b.value.to_vec(), vec![0.0, 5.0, 5.0]);
-/// ```
-#[inline]
-pub fn inplace_window_var<T: Element>(
-    v: &mut Var<T>,
-    meta: ViewMeta,
-    mode: Mode,
-) -> InPlace<'_, T> {
-    let w = window_var(v, meta, mode);
-    InPlace {
-        target: Target::WindowVar(v, w, mode),
-    }
-}
-
-/// The view `meta` of the root `value` (state `state`) as a window an
-/// in-place op writes ([`window`], [`window_done`]).
-///
-/// ```
-/// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
-/// use funcz_runtime::Tensor;
-/// let mut cache = Tensor::<f32>::zeros(&[2, 2]);
-/// let mut s = Tracked::root(&cache);
-/// let row = Tensor::<f32>::ones(&[1, 2]);
-/// rt::inplace_window(&mut cache, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views).copy_(&row);
-/// assert_eq!(cache.to_vec(), vec![0.0, 0.0, 1.0, 1.0]);
-/// ```
-#[inline]
-pub fn inplace_window<'a, T: Element>(
-    value: &'a mut Tensor<T>,
-    state: &'a mut Tracked,
-    meta: ViewMeta,
-    mode: Mode,
-) -> InPlace<'a, T> {
-    let w = window(value, state, meta, mode);
-    InPlace {
-        target: Target::Window(value, state, w, mode),
-    }
-}
-
 impl<T: Element> InPlace<'_, T> {
     /// The tensor the op writes.
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn value(&self) -> &Tensor<T> {
         match &self.target {
             Target::Var(v) => &v.value,
             Target::Root(t, _) | Target::Value(t) => t,
             Target::Alias(_, a, _) => &a.value,
-            Target::WindowVar(_, w, _) | Target::Window(_, _, w, _) => w,
         }
     }
 
     /// Commits the in-place op `op` that wrote [`value`](Self::value).
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn done(self, op: &'static str) {
         match self.target {
             Target::Var(v) => donated_var(op, v),
             Target::Root(t, s) => donated_root(op, t, s),
             Target::Value(t) => donated(functional_of(op), t),
             Target::Alias(root, alias, mode) => commit_vars(op, root, alias, mode),
-            Target::WindowVar(v, mut w, mode) => window_var_done(op, v, &mut w, mode),
-            Target::Window(t, s, mut w, mode) => window_done(op, t, s, &mut w, mode),
         }
     }
 }
@@ -237,7 +183,8 @@ macro_rules! inplace_ops {
                         "[`Tensor::", stringify!($name), "`] on the target, then its commit."
                     )]
                     #[track_caller]
-                    #[inline]
+                    #[cfg_attr(not(debug_assertions), inline(always))]
+                    #[cfg_attr(debug_assertions, inline)]
                     pub fn $name(self, $($arg: $ty),*) {
                         self.value().$kernel($($arg),*);
                         self.done(stringify!($name));
@@ -289,6 +236,7 @@ inplace_ops! {
 
 #[cfg(test)]
 mod tests {
+    use super::super::meta::ViewMeta;
     use super::*;
     use crate::trace::Tracer;
 
@@ -322,15 +270,15 @@ mod tests {
                     let mut r = super::super::var_view(&b, ViewMeta::select(0, 1), mode);
                     if one_call {
                         inplace_alias(&mut b, &mut r, mode).mul_(2.0);
-                        inplace_window_var(&mut b, ViewMeta::narrow(1, 0, 1), mode).fill_(9.0);
+                        inplace_var(&mut b).add_(0.5);
                         inplace_var(&mut b).clamp_(None, 8.0);
                     } else {
                         own_alias_vars(&b, &mut r);
                         r.value.mul_(2.0);
                         commit_vars("mul_", &mut b, &mut r, mode);
-                        let mut w = window_var(&mut b, ViewMeta::narrow(1, 0, 1), mode);
-                        w.fill_(9.0);
-                        window_var_done("fill_", &mut b, &mut w, mode);
+                        own_var(&mut b);
+                        b.value.add_(0.5);
+                        donated_var("add_", &mut b);
                         own_var(&mut b);
                         b.value.clamp_(None, 8.0);
                         donated_var("clamp_", &mut b);
@@ -341,7 +289,7 @@ mod tests {
             };
             let (a, b) = (run(true), run(false));
             assert_eq!(a, b, "{mode:?}");
-            assert_eq!(a.0, vec![8.0, 2.0, 3.0, 8.0, 8.0, 8.0], "{mode:?}");
+            assert_eq!(a.0, vec![1.5, 2.5, 3.5, 8.0, 8.0, 8.0], "{mode:?}");
         }
     }
 

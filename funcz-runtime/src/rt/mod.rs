@@ -38,10 +38,7 @@ mod readers;
 mod tracked;
 mod untracked;
 mod var;
-pub use inplace::{
-    InPlace, inplace_alias, inplace_root, inplace_value, inplace_var, inplace_window,
-    inplace_window_var,
-};
+pub use inplace::{InPlace, inplace_alias, inplace_root, inplace_value, inplace_var};
 pub use modes::{copies, views};
 mod watch;
 mod window;
