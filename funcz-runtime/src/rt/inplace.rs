@@ -42,7 +42,7 @@ use super::{
 };
 
 /// A tracked tensor made ready for one in-place op: call the op on it
-/// (see the [module](self)).
+/// (see [`inplace_alias`]).
 #[must_use = "call the in-place op on it: it runs the op and commits it"]
 pub struct InPlace<'a, T: Element> {
     target: Target<'a, T>,
