@@ -41,8 +41,20 @@ use super::{
     own_root, own_var,
 };
 
-/// A tracked tensor made ready for one in-place op: call the op on it
-/// (see [`inplace_alias`]).
+/// A tracked tensor made ready for one in-place op: call the op on it.
+/// Its methods are the in-place ops of [`Tensor`], with their parameters;
+/// each runs the op and commits it.
+///
+/// ```
+/// use funcz_runtime::rt::{self, Var};
+/// use funcz_runtime::Tensor;
+/// let mut v = Var::root(Tensor::<f32>::from_vec(vec![-1.0, 4.0], &[2]));
+/// rt::inplace_var(&mut v).relu_();
+/// rt::inplace_var(&mut v).sqrt_();
+/// let w = Tensor::<f32>::ones(&[2]);
+/// rt::inplace_var(&mut v).addcmul_(&w, &w, 0.5);
+/// assert_eq!(v.value.to_vec(), vec![0.5, 2.5]);
+/// ```
 #[must_use = "call the in-place op on it: it runs the op and commits it"]
 pub struct InPlace<'a, T: Element> {
     target: Target<'a, T>,
