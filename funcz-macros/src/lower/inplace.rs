@@ -367,29 +367,25 @@ impl Lowerer<'_> {
             _ => pq!(#rt::can_donate(&#value)),
         };
         let input_elem = matches!(place, Place::Index(id, _) if self.is_input_coll(*id));
+        let names_value = mentions(args.to_token_stream(), &value);
         let names_state = state
             .as_ref()
             .is_some_and(|s| mentions(args.to_token_stream(), s));
-        if !mentions(args.to_token_stream(), &value)
-            && !names_state
-            && one_call(op)
-            && (state.is_some() || !input_elem)
-        {
+        let var = state.as_ref().and_then(|s| var_pair(&value, s));
+        if !names_value && !names_state && one_call(op) && (state.is_some() || !input_elem) {
             // One call makes the value private if it is shared (see
             // `rt::own_root`), the op runs the user's call's kernel and
             // commits it (`rt::InPlace`): the arguments, evaluated in
             // between, do not name the value it borrows.
-            let var = state.as_ref().and_then(|s| var_pair(&value, s));
             let target = match (&state, &var) {
                 (Some(_), Some(x)) => quote!(#rt::inplace_var(&mut #x)),
                 (Some(s), None) => quote!(#rt::inplace_root(&mut #value, &mut #s)),
                 (None, _) => quote!(#rt::inplace_value(&mut #value)),
             };
             stmts.push(pq!(#target.#inplace(#args);));
-        } else if !mentions(args.to_token_stream(), &value) {
+        } else if !names_value {
             // The value made private if it is shared, then the user's own
             // call (see `rt::own_root`); its commit names the functional op.
-            let var = state.as_ref().and_then(|s| var_pair(&value, s));
             stmts.push(match (place, &state) {
                 (_, Some(_)) if var.is_some() => {
                     let x = var.as_ref().expect("checked");

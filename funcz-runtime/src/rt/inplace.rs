@@ -7,18 +7,21 @@
 //! rt::commit_vars("mul_", &mut b, &mut r, mode);`.
 //!
 //! The constructor does what the first statement did (makes the target's
-//! buffer private if anyone else could observe it); the op, a method of [`InPlace`] with exactly the parameters of
-//! the [`Tensor`] method of the same name, runs the in-place kernel on it
-//! and then commits it as the third statement did. Arguments are evaluated
-//! between the two, as before. An unoptimized build type-checks, borrow-
-//! checks and lowers one runtime call fewer per op (see BENCHMARKS.md, "An
-//! in-place op in one call"); an optimized build inlines both to the same
-//! code. The op methods are `#[track_caller]`, so a panic of the op
-//! reports the user's line, as the user's own call did. The macro uses
-//! this form for the ops of [`optable::INPLACE_TARGET_OPS`](crate::optable::INPLACE_TARGET_OPS) when the
-//! arguments do not name the tensors the target holds (they are borrowed
-//! mutably while the arguments are evaluated); otherwise the three
-//! statements.
+//! buffer private if anyone else could observe it); the op, a method of
+//! [`InPlace`] with exactly the parameters of the [`Tensor`] method of the
+//! same name, runs the in-place kernel on it and then commits it as the
+//! third statement did. Arguments are evaluated between the two, as
+//! before. An unoptimized build type-checks, borrow-checks and lowers one
+//! runtime call fewer per op (see BENCHMARKS.md, "An in-place op in one
+//! call"); an optimized build inlines both to the same code. The op
+//! methods are `#[track_caller]`, so a panic of the op reports the user's
+//! line, as the user's own call did. The macro uses this form for the ops
+//! of [`optable::INPLACE_TARGET_OPS`](crate::optable::INPLACE_TARGET_OPS)
+//! when the arguments neither name the tensors the target borrows mutably
+//! while they are evaluated nor were evaluated ahead of the statement (a
+//! value evaluated ahead may hold a borrow of them); otherwise, and for a
+//! temporary view written in one statement (a `Window`, which would be
+//! moved into the target and out again), the three statements.
 //!
 //! ```
 //! use funcz_runtime::rt::{self, Mode, Var, ViewMeta};

@@ -151,7 +151,7 @@ pub fn view_var<T: Element>(root: &Var<T>, meta: ViewMeta, mode: Mode) -> (Tenso
 /// ```
 #[inline]
 pub fn var_view<T: Element>(root: &Var<T>, meta: ViewMeta, mode: Mode) -> Var<T> {
-    Var::of_pair(view(&root.value, &root.state, meta, mode))
+    var_view_of(&root.value, &root.state, meta, mode)
 }
 
 /// [`view`] of a root held as a value and a state (a mutated input), as a
