@@ -165,8 +165,9 @@ fn matmul_create_reduce() {
     at_caller!(f(&[2, 3]).mean_dim(-3, true) => "funcz: mean:", "[-2, 1]");
 }
 
-/// The one-call form generated code gives an in-place op on a tracked
-/// tensor (`rt::InPlace`): the op's panic is at the user's line, as the
+/// The one-call forms generated code gives an in-place op on a tracked
+/// tensor (`rt::InPlace`) or on a temporary view of one
+/// (`rt::InPlaceWindow`): the op's panic is at the user's line, as the
 /// user's own call's was.
 #[test]
 fn inplace_ops_through_a_tracked_target() {
@@ -180,4 +181,8 @@ fn inplace_ops_through_a_tracked_target() {
     let mut s = Tracked::root(&x);
     at_caller!(rt::inplace_root(&mut x, &mut s).lerp_(&bad, 0.5) => "funcz: lerp_:", "[2, 3]", "[4]");
     at_caller!(rt::inplace_value(&mut x).clamp_(None, None) => "funcz: clamp_:", "'min' or 'max'");
+    let narrow = ViewMeta::narrow(0, 1, 1);
+    at_caller!(rt::inplace_window(&mut x, &mut s, narrow, Mode::Views).copy_(&bad) => "funcz: copy_:", "[1, 3]", "[4]");
+    let row = ViewMeta::select(0, 0);
+    at_caller!(rt::inplace_window_var(&mut b, row, Mode::Copies).sub_(&bad) => "funcz: sub_:", "[3]", "[4]");
 }

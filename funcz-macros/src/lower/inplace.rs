@@ -167,23 +167,35 @@ impl Lowerer<'_> {
                         let vargs = meta_args(vm, vargs);
                         stmts.pop(); // the view `emit_steps_from` made: `rt::window` makes it
                         let method = &m.method;
-                        let w = tmp("__fz_window");
                         let meta = quote!(#rt::ViewMeta::#vm(#vargs));
-                        stmts.push(match var_pair(&pv, &ps) {
-                            Some(x) => pq!(let mut #w = #rt::window_var(&mut #x, #meta);),
-                            None => {
-                                pq!(let mut #w = #rt::window(&mut #pv, &mut #ps, #meta);)
-                            }
-                        });
-                        stmts.push(pq!(#w.#method(#args);));
-                        stmts.push(match var_pair(&pv, &ps) {
-                            Some(x) => pq!(
-                                #rt::window_var_done(#op, &mut #x, &mut #w);
-                            ),
-                            None => pq!(
-                                #rt::window_done(#op, &mut #pv, &mut #ps, &mut #w);
-                            ),
-                        });
+                        if one_call(&op) {
+                            // One call and the op (`rt::InPlaceWindow`).
+                            stmts.push(match var_pair(&pv, &ps) {
+                                Some(x) => pq!(
+                                    #rt::inplace_window_var(&mut #x, #meta).#method(#args);
+                                ),
+                                None => pq!(
+                                    #rt::inplace_window(&mut #pv, &mut #ps, #meta).#method(#args);
+                                ),
+                            });
+                        } else {
+                            let w = tmp("__fz_window");
+                            stmts.push(match var_pair(&pv, &ps) {
+                                Some(x) => pq!(let mut #w = #rt::window_var(&mut #x, #meta);),
+                                None => {
+                                    pq!(let mut #w = #rt::window(&mut #pv, &mut #ps, #meta);)
+                                }
+                            });
+                            stmts.push(pq!(#w.#method(#args);));
+                            stmts.push(match var_pair(&pv, &ps) {
+                                Some(x) => pq!(
+                                    #rt::window_var_done(#op, &mut #x, &mut #w);
+                                ),
+                                None => pq!(
+                                    #rt::window_done(#op, &mut #pv, &mut #ps, &mut #w);
+                                ),
+                            });
+                        }
                     }
                     other => {
                         // A view of the root: the in-place kernel may run on

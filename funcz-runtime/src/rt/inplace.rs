@@ -19,9 +19,10 @@
 //! of [`optable::INPLACE_TARGET_OPS`](crate::optable::INPLACE_TARGET_OPS)
 //! when the arguments neither name the tensors the target borrows mutably
 //! while they are evaluated nor were evaluated ahead of the statement (a
-//! value evaluated ahead may hold a borrow of them); otherwise, and for a
-//! temporary view written in one statement (a `Window`, which would be
-//! moved into the target and out again), the three statements.
+//! value evaluated ahead may hold a borrow of them); otherwise the three
+//! statements. A temporary view written in one statement has its own
+//! one-call form, [`InPlaceWindow`](super::InPlaceWindow), with the same
+//! ops.
 //!
 //! ```
 //! use funcz_runtime::rt::{self, Mode, Var, ViewMeta};
@@ -39,6 +40,7 @@ use crate::tensor::Tensor;
 
 use super::tracked::Tracked;
 use super::var::Var;
+use super::window::InPlaceWindow;
 use super::{
     Mode, commit_vars, donated, donated_root, donated_var, functional_of, own, own_alias_vars,
     own_root, own_var,
@@ -186,6 +188,48 @@ impl<T: Element> InPlace<'_, T> {
     }
 }
 
+/// Hands the list of in-place ops the one-call forms run (each with its
+/// `Tensor` method's parameters and its `*_in_place` kernel) to the macro
+/// `$m`, which declares them as methods of one type.
+macro_rules! with_inplace_ops {
+    ($m:ident) => {
+        $m! {
+            impl<T: Element> {
+                fn add_ / add_in_place(other: impl Operand<T>);
+                fn sub_ / sub_in_place(other: impl Operand<T>);
+                fn mul_ / mul_in_place(other: impl Operand<T>);
+                fn div_ / div_in_place(other: impl Operand<T>);
+                fn neg_ / neg_in_place();
+                fn abs_ / abs_in_place();
+                fn relu_ / relu_in_place();
+                fn clamp_ / clamp_in_place(min: impl Into<Option<T>>, max: impl Into<Option<T>>);
+                fn addcmul_ / addcmul_in_place(t1: &Tensor<T>, t2: &Tensor<T>, value: T);
+                fn fill_ / fill_in_place(value: T);
+                fn zero_ / zero_in_place();
+                fn copy_ / copy_in_place(src: &Tensor<T>);
+                fn add_scaled_ / add_scaled_in_place(other: impl Operand<T>, alpha: T);
+                fn sub_scaled_ / sub_scaled_in_place(other: impl Operand<T>, alpha: T);
+                fn clamp_min_ / clamp_min_in_place(min: T);
+                fn clamp_max_ / clamp_max_in_place(max: T);
+                fn sign_ / sign_in_place();
+            }
+            impl<T: FloatElement> {
+                fn pow_ / pow_in_place(exponent: impl Operand<T>);
+                fn exp_ / exp_in_place();
+                fn log_ / log_in_place();
+                fn sqrt_ / sqrt_in_place();
+                fn sigmoid_ / sigmoid_in_place();
+                fn tanh_ / tanh_in_place();
+                fn addcdiv_ / addcdiv_in_place(t1: &Tensor<T>, t2: &Tensor<T>, value: T);
+                fn lerp_ / lerp_in_place(end: &Tensor<T>, weight: impl Operand<T>);
+                fn hardtanh_ / hardtanh_in_place(min_val: T, max_val: T);
+                fn addcmul1_ / addcmul1_in_place(t1: &Tensor<T>, t2: &Tensor<T>);
+                fn addcdiv1_ / addcdiv1_in_place(t1: &Tensor<T>, t2: &Tensor<T>);
+            }
+        }
+    };
+}
+
 /// The op methods of [`InPlace`]: each runs the [`Tensor`] method of its
 /// name (without the handle it returns) and commits it; `NAMES` lists them
 /// for the test against the op table.
@@ -208,46 +252,39 @@ macro_rules! inplace_ops {
             }
         )*
 
-        /// The ops [`InPlace`] runs.
+        /// The ops [`InPlace`] and [`InPlaceWindow`] run.
         #[cfg(test)]
         pub(crate) const NAMES: &[&str] = &[$($(stringify!($name)),*),*];
     };
 }
 
-inplace_ops! {
-    impl<T: Element> {
-        fn add_ / add_in_place(other: impl Operand<T>);
-        fn sub_ / sub_in_place(other: impl Operand<T>);
-        fn mul_ / mul_in_place(other: impl Operand<T>);
-        fn div_ / div_in_place(other: impl Operand<T>);
-        fn neg_ / neg_in_place();
-        fn abs_ / abs_in_place();
-        fn relu_ / relu_in_place();
-        fn clamp_ / clamp_in_place(min: impl Into<Option<T>>, max: impl Into<Option<T>>);
-        fn addcmul_ / addcmul_in_place(t1: &Tensor<T>, t2: &Tensor<T>, value: T);
-        fn fill_ / fill_in_place(value: T);
-        fn zero_ / zero_in_place();
-        fn copy_ / copy_in_place(src: &Tensor<T>);
-        fn add_scaled_ / add_scaled_in_place(other: impl Operand<T>, alpha: T);
-        fn sub_scaled_ / sub_scaled_in_place(other: impl Operand<T>, alpha: T);
-        fn clamp_min_ / clamp_min_in_place(min: T);
-        fn clamp_max_ / clamp_max_in_place(max: T);
-        fn sign_ / sign_in_place();
-    }
-    impl<T: FloatElement> {
-        fn pow_ / pow_in_place(exponent: impl Operand<T>);
-        fn exp_ / exp_in_place();
-        fn log_ / log_in_place();
-        fn sqrt_ / sqrt_in_place();
-        fn sigmoid_ / sigmoid_in_place();
-        fn tanh_ / tanh_in_place();
-        fn addcdiv_ / addcdiv_in_place(t1: &Tensor<T>, t2: &Tensor<T>, value: T);
-        fn lerp_ / lerp_in_place(end: &Tensor<T>, weight: impl Operand<T>);
-        fn hardtanh_ / hardtanh_in_place(min_val: T, max_val: T);
-        fn addcmul1_ / addcmul1_in_place(t1: &Tensor<T>, t2: &Tensor<T>);
-        fn addcdiv1_ / addcdiv1_in_place(t1: &Tensor<T>, t2: &Tensor<T>);
-    }
+/// The op methods of [`InPlaceWindow`]: each runs the [`Tensor`] method of
+/// its name on the window (without the handle it returns) and commits it.
+/// They borrow the window, which stays where the caller's statement made
+/// it (moving it would copy its few hundred bytes, twice, per op).
+macro_rules! window_ops {
+    ($(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
+        $(
+            impl<$t: $bound> InPlaceWindow<'_, $t> {
+                $(
+                    #[doc = concat!(
+                        "[`Tensor::", stringify!($name), "`] on the window, then its commit."
+                    )]
+                    #[track_caller]
+                    #[cfg_attr(not(debug_assertions), inline(always))]
+                    #[cfg_attr(debug_assertions, inline)]
+                    pub fn $name(&mut self, $($arg: $ty),*) {
+                        self.window().$kernel($($arg),*);
+                        self.done(stringify!($name));
+                    }
+                )*
+            }
+        )*
+    };
 }
+
+with_inplace_ops!(inplace_ops);
+with_inplace_ops!(window_ops);
 
 #[cfg(test)]
 mod tests {

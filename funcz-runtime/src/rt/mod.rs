@@ -80,7 +80,7 @@ pub use var::{
     sync_vars, var_view, var_view_of, view_var, window_var, window_var_done,
 };
 pub use watch::{Watch, watch, watched};
-pub use window::{Window, window, window_done};
+pub use window::{InPlaceWindow, Window, inplace_window, inplace_window_var, window, window_done};
 
 /// Which ops the functionalized body may still run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

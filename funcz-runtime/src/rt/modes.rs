@@ -121,6 +121,10 @@ macro_rules! mode_api {
                 size: impl crate::args::IntoShape,
             ) -> Tensor<T>;
             fn inplace_alias<'a, T>(root: &'a mut Var<T>, alias: &'a mut Var<T>) -> InPlace<'a, T>;
+            fn inplace_window<'a, T>(
+                root: &'a mut Tensor<T>, rstate: &'a mut Tracked, meta: ViewMeta,
+            ) -> InPlaceWindow<'a, T>;
+            fn inplace_window_var<'a, T>(v: &'a mut Var<T>, meta: ViewMeta) -> InPlaceWindow<'a, T>;
             fn output<T>(
                 value: &Tensor<T>, state: &Tracked, root: &Tensor<T>, rstate: &Tracked,
             ) -> Tensor<T>;

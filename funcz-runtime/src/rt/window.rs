@@ -3,8 +3,11 @@
 //! is made, the user's own call writes it, and the write is committed.
 //!
 //! Input (the user's code): `cache.narrow(0, pos, 1).copy_(&row);`
-//! Output (generated): `let mut w = rt::window(&mut cache, &mut s, ViewMeta::narrow(0, pos, 1), mode);
-//! w.copy_(&row); rt::window_done("copy_", &mut cache, &mut s, &mut w, mode);`
+//! Output (generated): `rt::inplace_window(&mut cache, &mut s, ViewMeta::narrow(0, pos, 1), mode).copy_(&row);`
+//! for the ops [`InPlaceWindow`] has; for others, and where the arguments
+//! were evaluated ahead of the statement, `let mut w = rt::window(&mut
+//! cache, &mut s, ViewMeta::narrow(0, pos, 1), mode); w.index_add_(..);
+//! rt::window_done("index_add_", &mut cache, &mut s, &mut w, mode);`
 //!
 //! In [`Mode::Views`] (and in [`Mode::Copies`] when no trace is being
 //! recorded), for a view whose inverse is a scatter into its window
@@ -220,6 +223,138 @@ pub fn window<T: Element>(
     meta: ViewMeta,
     mode: Mode,
 ) -> Window<T> {
+    build(root, rstate, meta, mode)
+}
+
+/// A temporary view of a root made ready for one in-place op, and the
+/// root it commits into: `root.narrow(..).copy_(&row);` in one runtime call
+/// and the op (the one-call form of [`window`], the user's call and
+/// [`window_done`]). Its methods are the in-place ops
+/// [`InPlace`](super::InPlace) has.
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Tracked, Var, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut cache = Tensor::<f32>::zeros(&[3, 2]);
+/// let mut s = Tracked::root(&cache);
+/// let row = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[1, 2]);
+/// rt::inplace_window(&mut cache, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views).copy_(&row);
+/// assert_eq!(cache.to_vec(), vec![0.0, 0.0, 1.0, 2.0, 0.0, 0.0]);
+/// let mut b = Var::root(Tensor::<f32>::ones(&[2, 2]));
+/// rt::inplace_window_var(&mut b, ViewMeta::select(1, 0), Mode::Copies).mul_(3.0);
+/// assert_eq!(b.value.to_vec(), vec![3.0, 1.0, 3.0, 1.0]);
+/// ```
+#[must_use = "call the in-place op on it: it runs the op and commits it"]
+pub struct InPlaceWindow<'a, T: Element> {
+    window: Window<T>,
+    root: &'a mut Tensor<T>,
+    rstate: &'a mut Tracked,
+    mode: Mode,
+}
+
+/// The view `meta` of `root` (state `rstate`) made ready for an in-place
+/// op ([`window`]); the op commits it into `root` ([`window_done`]).
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Tracked, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut x = Tensor::<f32>::zeros(&[4]);
+/// let mut s = Tracked::root(&x);
+/// rt::inplace_window(&mut x, &mut s, ViewMeta::narrow(0, 2, 2), Mode::Views).fill_(5.0);
+/// assert_eq!(x.to_vec(), vec![0.0, 0.0, 5.0, 5.0]);
+/// ```
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+pub fn inplace_window<'a, T: Element>(
+    root: &'a mut Tensor<T>,
+    rstate: &'a mut Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+) -> InPlaceWindow<'a, T> {
+    build(root, rstate, meta, mode)
+}
+
+/// [`inplace_window`] of a [`Var`](super::Var).
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, Var, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+/// rt::inplace_window_var(&mut b, ViewMeta::select(0, 0), Mode::Views).add_(1.0);
+/// assert_eq!(b.value.to_vec(), vec![1.0, 1.0, 0.0, 0.0]);
+/// ```
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+pub fn inplace_window_var<T: Element>(
+    v: &mut super::Var<T>,
+    meta: ViewMeta,
+    mode: Mode,
+) -> InPlaceWindow<'_, T> {
+    build(&mut v.value, &mut v.state, meta, mode)
+}
+
+impl<T: Element> InPlaceWindow<'_, T> {
+    /// The view the op writes.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    pub(super) fn window(&self) -> &Tensor<T> {
+        &self.window.view
+    }
+
+    /// Commits the in-place op `op` that wrote the window.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    pub(super) fn done(&mut self, op: &'static str) {
+        window_done(op, self.root, self.rstate, &mut self.window, self.mode)
+    }
+}
+
+/// What a window's paths return: the [`Window`] alone ([`window`]) or with
+/// the root it commits into ([`inplace_window`]). Each path makes it where
+/// the caller's statement keeps it: a window made by a call and then moved
+/// into an [`InPlaceWindow`] was copied, 440 bytes per op.
+trait Built<'a, T: Element> {
+    fn built(
+        window: Window<T>,
+        root: &'a mut Tensor<T>,
+        rstate: &'a mut Tracked,
+        mode: Mode,
+    ) -> Self;
+}
+
+impl<'a, T: Element> Built<'a, T> for Window<T> {
+    #[inline(always)]
+    fn built(window: Window<T>, _: &'a mut Tensor<T>, _: &'a mut Tracked, _: Mode) -> Self {
+        window
+    }
+}
+
+impl<'a, T: Element> Built<'a, T> for InPlaceWindow<'a, T> {
+    #[inline(always)]
+    fn built(
+        window: Window<T>,
+        root: &'a mut Tensor<T>,
+        rstate: &'a mut Tracked,
+        mode: Mode,
+    ) -> Self {
+        InPlaceWindow {
+            window,
+            root,
+            rstate,
+            mode,
+        }
+    }
+}
+
+/// [`window`] and [`inplace_window`]: the fast paths, then the general one.
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+fn build<'a, T: Element, B: Built<'a, T>>(
+    root: &'a mut Tensor<T>,
+    rstate: &'a mut Tracked,
+    meta: ViewMeta,
+    mode: Mode,
+) -> B {
     // (Each arm's call returns straight into the returned window: a tensor
     // moved through a local copies its 152-byte layout, a window its 440
     // bytes.)
@@ -230,11 +365,11 @@ pub fn window<T: Element>(
                 // (Nothing to drop in a `Narrow`; this saves the call to
                 // `ViewMeta`'s drop glue, which does not know the variant.)
                 std::mem::forget(meta);
-                direct_narrow(root, d, s, n)
+                direct_narrow(root, rstate, mode, d, s, n)
             }
-            _ => direct_window(root, meta, false),
+            _ => direct_window(root, rstate, mode, meta, false),
         },
-        Some(true) => direct_window(root, meta, true),
+        Some(true) => direct_window(root, rstate, mode, meta, true),
         None => window_general(root, rstate, meta, mode),
     }
 }
@@ -243,7 +378,14 @@ pub fn window<T: Element>(
 /// recording: the view is made in the returned window, its layout set in
 /// place (what `Tensor::narrow` computes, with its checks and panics).
 #[inline(never)]
-fn direct_narrow<T: Element>(root: &Tensor<T>, dim: i64, start: i64, length: i64) -> Window<T> {
+fn direct_narrow<'a, T: Element, B: Built<'a, T>>(
+    root: &'a mut Tensor<T>,
+    rstate: &'a mut Tracked,
+    mode: Mode,
+    dim: i64,
+    start: i64,
+    length: i64,
+) -> B {
     // (A window inside the root, given by a dimension, start and length
     // that need no wrapping, is taken as it is, without the call; anything
     // else gets `narrow`'s own checks, panics and negative indices.)
@@ -258,18 +400,24 @@ fn direct_narrow<T: Element>(root: &Tensor<T>, dim: i64, start: i64, length: i64
         let _ = root.narrow(dim, start, length);
         unreachable!("narrow: the offset overflows")
     };
-    Window {
-        view: Tensor {
-            storage: Arc::clone(&root.storage),
-            layout: Layout {
-                shape: root.layout.shape.with(d, e - s),
-                strides: root.layout.strides,
-                offset,
-            },
-            id: fresh_id(),
+    let view = Tensor {
+        storage: Arc::clone(&root.storage),
+        layout: Layout {
+            shape: root.layout.shape.with(d, e - s),
+            strides: root.layout.strides,
+            offset,
         },
-        kind: Kind::Direct,
-    }
+        id: fresh_id(),
+    };
+    B::built(
+        Window {
+            view,
+            kind: Kind::Direct,
+        },
+        root,
+        rstate,
+        mode,
+    )
 }
 
 /// `narrow(dim, start, length)`'s `(dim, start, end)` on `l` when `dim`,
@@ -288,31 +436,34 @@ fn plain_window(l: &Layout, dim: i64, start: i64, length: i64) -> Option<(usize,
 /// [`window`]'s direct path for any window view (while a trace records,
 /// `narrow` too, recorded as the view op is).
 #[inline(never)]
-fn direct_window<T: Element>(root: &Tensor<T>, meta: ViewMeta, recording: bool) -> Window<T> {
-    Window {
-        view: window_view(root, &meta),
-        kind: if recording {
-            Kind::Traced(meta)
-        } else {
-            Kind::Direct
-        },
-    }
+fn direct_window<'a, T: Element, B: Built<'a, T>>(
+    root: &'a mut Tensor<T>,
+    rstate: &'a mut Tracked,
+    mode: Mode,
+    meta: ViewMeta,
+    recording: bool,
+) -> B {
+    let view = window_view(root, &meta);
+    let kind = if recording {
+        Kind::Traced(meta)
+    } else {
+        Kind::Direct
+    };
+    B::built(Window { view, kind }, root, rstate, mode)
 }
 
 /// [`window`] past its fast path: [`view`], [`own_alias`].
 #[inline(never)]
-fn window_general<T: Element>(
-    root: &mut Tensor<T>,
-    rstate: &mut Tracked,
+fn window_general<'a, T: Element, B: Built<'a, T>>(
+    root: &'a mut Tensor<T>,
+    rstate: &'a mut Tracked,
     meta: ViewMeta,
     mode: Mode,
-) -> Window<T> {
+) -> B {
     let (mut view, state) = view(root, rstate, meta, mode);
     own_alias(root, rstate, &mut view, &state);
-    Window {
-        view,
-        kind: Kind::General(state),
-    }
+    let kind = Kind::General(state);
+    B::built(Window { view, kind }, root, rstate, mode)
 }
 
 /// Commits the in-place op `op` (functional twin `functional`) that wrote
@@ -377,6 +528,75 @@ mod tests {
                 assert_eq!(g.ops(), vec!["clone", select, "copy", "select_scatter"]);
                 assert!(g.is_functional(), "{g}");
             }
+        }
+    }
+
+    /// `rt::inplace_window` (one call and the op) gives the values, the
+    /// trace and the untouched other handles the three statements give,
+    /// on each path: direct, recorded, and general (a shared buffer).
+    #[test]
+    fn a_one_call_window_matches_the_three_statement_form() {
+        let row = Tensor::<f32>::from_vec(vec![-1.0, -2.0, -3.0, -4.0], &[4]);
+        for mode in [Mode::Views, Mode::Copies] {
+            for keep_handle in [false, true] {
+                for meta in [ViewMeta::narrow(0, 1, 1), ViewMeta::select(0, 2)] {
+                    let run = |one_call: bool| {
+                        let x = iota(12).view([3, 4]);
+                        let (out, g) = Tracer::new("f").input("x", &x).run(|| {
+                            let mut root = x.add(0.0);
+                            let keep = keep_handle.then(|| root.shallow_clone());
+                            let mut rs = Tracked::root(&root);
+                            if one_call {
+                                inplace_window(&mut root, &mut rs, meta.clone(), mode)
+                                    .add_scaled_(&row, 2.0);
+                            } else {
+                                let mut w = window(&mut root, &mut rs, meta.clone(), mode);
+                                w.add_scaled_(&row, 2.0);
+                                window_done("add_scaled_", &mut root, &mut rs, &mut w, mode);
+                            }
+                            (root, keep.map(|k| k.to_vec()))
+                        });
+                        (out.0.to_vec(), out.1, g.to_string(), g.is_functional())
+                    };
+                    let (one, three) = (run(true), run(false));
+                    let what = format!("{mode:?} keep={keep_handle} {meta:?}");
+                    assert_eq!(one, three, "{what}");
+                    let first = if matches!(meta, ViewMeta::Narrow(..)) {
+                        4
+                    } else {
+                        8
+                    };
+                    let mut expected: Vec<f32> = (0..12).map(|i| i as f32).collect();
+                    for (j, r) in [-1.0, -2.0, -3.0, -4.0].into_iter().enumerate() {
+                        expected[first + j] += 2.0 * r;
+                    }
+                    assert_eq!(one.0, expected, "{what}");
+                    if keep_handle {
+                        let untouched: Vec<f32> = (0..12).map(|i| i as f32).collect();
+                        assert_eq!(one.1, Some(untouched), "{what}: another handle saw it");
+                    }
+                    assert!(one.3, "{what}: {}", one.2);
+                    assert!(one.2.contains("scatter("), "{what}: {}", one.2);
+                }
+            }
+        }
+    }
+
+    /// A `Var`'s window in one call writes the `Var`'s value and keeps
+    /// its state current (a view made after it sees the write).
+    #[test]
+    fn a_one_call_window_of_a_var_keeps_its_state_current() {
+        for mode in [Mode::Views, Mode::Copies] {
+            let mut b = super::super::Var::root(iota(6).view([2, 3]).add(0.0));
+            inplace_window_var(&mut b, ViewMeta::select(0, 1), mode).fill_(9.0);
+            inplace_window_var(&mut b, ViewMeta::narrow(1, 0, 1), mode).mul_(-1.0);
+            let r = super::super::var_view(&b, ViewMeta::select(0, 1), mode);
+            assert_eq!(
+                b.value.to_vec(),
+                vec![-0.0, 1.0, 2.0, -9.0, 9.0, 9.0],
+                "{mode:?}"
+            );
+            assert_eq!(r.value.to_vec(), vec![-9.0, 9.0, 9.0], "{mode:?}");
         }
     }
 
