@@ -97,11 +97,16 @@ impl Lowerer<'_> {
                 let method = Ident::new(method, b.op.span());
                 let (l, r) = (&b.left, &b.right);
                 // `*y += x` is `(*y).add_(x)`, not `*(y.add_(x))`.
-                let call: Expr = if matches!(&**l, Expr::Unary(_)) {
+                let mut call: Expr = if matches!(&**l, Expr::Unary(_)) {
                     syn::parse_quote!((#l).#method(#r))
                 } else {
                     syn::parse_quote!(#l.#method(#r))
                 };
+                // The operator's span on the parentheses too: an op's panic
+                // is then at the user's line (see `parens`).
+                if let Expr::MethodCall(mc) = &mut call {
+                    mc.paren_token = syn::token::Paren(b.op.span());
+                }
                 if let Some(lowered) = self.try_inplace(&call, Want::Nothing) {
                     *e = lowered;
                 }

@@ -47,6 +47,7 @@ impl Lowerer<'_> {
         let rt = rt();
         let op = m.method.to_string();
         let fname = Ident::new(functional, m.method.span());
+        let paren = m.paren_token.span.join();
         let root = self.receiver_root(&m.receiver);
         if self.refuse_in_closure(m, root) {
             return Expr::MethodCall(m.clone());
@@ -73,10 +74,11 @@ impl Lowerer<'_> {
                     }
                     self.visit_expr_mut(&mut recv);
                     let t = tmp("__fz_temp");
+                    let ca = parens(paren, &args);
                     return pq!({
                         let #t = #recv;
                         #rt::check_temp(#op, #text, &#t);
-                        #t.#fname(#args)
+                        #t.#fname #ca
                     });
                 }
                 crate::diag::inplace_on_untracked(self, &m.receiver, &op);
@@ -104,7 +106,7 @@ impl Lowerer<'_> {
                 let direct_root = steps.is_empty() && self.commit_root_of(&place).is_none();
                 if direct_root {
                     self.note_commit(commit_root, fresh);
-                    return self.commit_direct(prelude, &place, &fname, &args, &op, want);
+                    return self.commit_direct(prelude, &place, &fname, &args, paren, &op, want);
                 }
                 let chained = !prelude.is_empty();
                 let prelude_len = prelude.len();
@@ -115,6 +117,7 @@ impl Lowerer<'_> {
                 // as the original's views see the change.
                 let (hoisted, check) =
                     self.hoist_args(&mut args, &mut stmts, prelude_len, &place, &steps, &pv, &ps);
+                let ca = parens(paren, &args);
                 if chained && steps_may_copy(&steps) {
                     // Each op of a chain re-makes the views from the place: a
                     // copy `reshape` made would be made afresh (refused).
@@ -132,22 +135,23 @@ impl Lowerer<'_> {
                     {
                         if check {
                             let names = arg_names(args.len());
+                            let call = parens(paren, quote!(#(#names),*));
                             let vals = args.iter();
                             stmts.push(pq!(let #new = match (#(#vals,)*) {
                                 (#(#names,)*) => {
                                     #rt::check_current(#op, &#rv, &#rs, &#v, &#s);
-                                    #v.#fname(#(#names),*)
+                                    #v.#fname #call
                                 }
                             };));
                         } else {
-                            stmts.push(pq!(let #new = #v.#fname(#args);));
+                            stmts.push(pq!(let #new = #v.#fname #ca;));
                         }
                         stmts.push(pq!(
                         #rt::commit_from(#op, &mut #rv, &mut #rs, Some((&mut #pv, &mut #ps)), &mut #v, &mut #s, #new);
                         ))
                     }
                     None if steps_may_copy(&steps) => {
-                        stmts.push(pq!(let #new = #v.#fname(#args);));
+                        stmts.push(pq!(let #new = #v.#fname #ca;));
                         stmts.push(pq!(
                             #rt::commit_from(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new);
                         ))
@@ -172,10 +176,10 @@ impl Lowerer<'_> {
                             // One call and the op (`rt::InPlaceWindow`).
                             stmts.push(match var_pair(&pv, &ps) {
                                 Some(x) => pq!(
-                                    #rt::inplace_window_var(&mut #x, #meta).#method(#args);
+                                    #rt::inplace_window_var(&mut #x, #meta).#method #ca;
                                 ),
                                 None => pq!(
-                                    #rt::inplace_window(&mut #pv, &mut #ps, #meta).#method(#args);
+                                    #rt::inplace_window(&mut #pv, &mut #ps, #meta).#method #ca;
                                 ),
                             });
                         } else {
@@ -186,7 +190,7 @@ impl Lowerer<'_> {
                                     pq!(let mut #w = #rt::window(&mut #pv, &mut #ps, #meta);)
                                 }
                             });
-                            stmts.push(pq!(#w.#method(#args);));
+                            stmts.push(pq!(#w.#method #ca;));
                             stmts.push(match var_pair(&pv, &ps) {
                                 Some(x) => pq!(
                                     #rt::window_var_done(#op, &mut #x, &mut #w);
@@ -212,26 +216,26 @@ impl Lowerer<'_> {
                                     // they hoisted values, which may borrow
                                     // the root).
                                     stmts.push(pq!(
-                                        #rt::inplace_alias(&mut #x, &mut #a).#method(#args);
+                                        #rt::inplace_alias(&mut #x, &mut #a).#method #ca;
                                     ));
                                 }
                                 (Some(x), Some(a)) => {
                                     stmts.push(pq!(#rt::own_alias_vars(&#x, &mut #a);));
-                                    stmts.push(pq!(#v.#method(#args);));
+                                    stmts.push(pq!(#v.#method #ca;));
                                     stmts.push(pq!(
                                         #rt::commit_vars(#op, &mut #x, &mut #a);
                                     ));
                                 }
                                 (Some(x), None) => {
                                     stmts.push(pq!(#rt::own_alias_var(&#x, &mut #v, &#s);));
-                                    stmts.push(pq!(#v.#method(#args);));
+                                    stmts.push(pq!(#v.#method #ca;));
                                     stmts.push(pq!(
                                         #rt::commit_var(#op, &mut #x, &mut #v, &mut #s);
                                     ));
                                 }
                                 (None, _) => {
                                     stmts.push(pq!(#rt::own_alias(&#rv, &#rs, &mut #v, &#s);));
-                                    stmts.push(pq!(#v.#method(#args);));
+                                    stmts.push(pq!(#v.#method #ca;));
                                     stmts.push(pq!(
                                         #rt::commit_donated(#op, &mut #rv, &mut #rs, &mut #v, &mut #s);
                                     ));
@@ -245,17 +249,18 @@ impl Lowerer<'_> {
                                 check.then(|| pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s);));
                             stmts.push(donating_update(
                             &args,
+                            paren,
                             before,
                             pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s)),
                             |a| {
                                 pq!(
-                                    #v.#method(#a);
+                                    #v.#method #a;
                                     #rt::commit_donated(#op, &mut #rv, &mut #rs, &mut #v, &mut #s);
                                 )
                             },
                             |a| {
                                 pq!(
-                                    let #new = #v.#fname(#a);
+                                    let #new = #v.#fname #a;
                                     #rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new);
                                 )
                             },
@@ -334,17 +339,20 @@ impl Lowerer<'_> {
     }
 
     /// In-place op directly on a root place: a functional update.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn commit_direct(
         &mut self,
         prelude: Vec<Stmt>,
         place: &Place,
         f: &Ident,
         args: &Args,
+        paren: Span,
         op: &str,
         want: Want,
     ) -> Expr {
         let rt = rt();
         let mut stmts = prelude;
+        let ca = parens(paren, args);
         let new = tmp("__fz_new");
         let index_tmp = tmp("__fz_index");
         let (value, state): (TokenStream, Option<TokenStream>) = match place {
@@ -394,7 +402,7 @@ impl Lowerer<'_> {
                 (Some(s), None) => quote!(#rt::inplace_root(&mut #value, &mut #s)),
                 (None, _) => quote!(#rt::inplace_value(&mut #value)),
             };
-            stmts.push(pq!(#target.#inplace(#args);));
+            stmts.push(pq!(#target.#inplace #ca;));
         } else if !names_value {
             // The value made private if it is shared, then the user's own
             // call (see `rt::own_root`); its commit names the functional op.
@@ -411,7 +419,7 @@ impl Lowerer<'_> {
                 }
                 _ => pq!(#rt::own(&mut #value);),
             });
-            stmts.push(pq!(#value.#inplace(#args);));
+            stmts.push(pq!(#value.#inplace #ca;));
             stmts.push(match (&state, &var) {
                 (Some(_), Some(x)) => pq!(#rt::donated_var(#op, &mut #x);),
                 (Some(s), None) => pq!(#rt::donated_root(#op, &mut #value, &mut #s);),
@@ -420,25 +428,26 @@ impl Lowerer<'_> {
         } else {
             stmts.push(donating_update(
                 args,
+                paren,
                 None,
                 test,
                 |a| match &state {
                     Some(s) => pq!(
-                        #value.#inplace(#a);
+                        #value.#inplace #a;
                         #rt::donated_root(#op, &mut #value, &mut #s);
                     ),
                     None => pq!(
-                        #value.#inplace(#a);
+                        #value.#inplace #a;
                         #rt::donated(#fname, &mut #value);
                     ),
                 },
                 |a| match &state {
                     Some(s) => pq!(
-                        let #new = #value.#f(#a);
+                        let #new = #value.#f #a;
                         #rt::commit_root(#op, &mut #value, &mut #s, #new);
                     ),
                     None => pq!(
-                        let #new = #value.#f(#a);
+                        let #new = #value.#f #a;
                         #value = #new;
                     ),
                 },

@@ -430,13 +430,14 @@ fn var_pair(value: &TokenStream, state: &TokenStream) -> Option<Ident> {
 /// arguments, so a handle they make to the buffer blocks the donation.
 fn donating_update(
     args: &Args,
+    paren: Span,
     before: Option<Stmt>,
     test: Stmt,
     inplace: impl FnOnce(&TokenStream) -> Stmt,
     functional: impl FnOnce(&TokenStream) -> Stmt,
 ) -> Stmt {
     let names = arg_names(args.len());
-    let a = quote!(#(#names),*);
+    let a = parens(paren, quote!(#(#names),*)).into_token_stream();
     let inplace = inplace(&a);
     let functional = functional(&a);
     let update = match before {
@@ -448,6 +449,20 @@ fn donating_update(
     }
     let values = args.iter();
     pq!(match (#(#values,)*) { (#(#names,)*) => #update })
+}
+
+/// `(inner)`, the arguments of the user's call `m(..)` as the generated
+/// code passes them, with the span of the user's parentheses (`paren`):
+/// the location a `#[track_caller]` op reports is the call's span, from
+/// the method's name to the closing parenthesis, and with parentheses the
+/// macro made it was the attribute's line, not the user's.
+fn parens(paren: Span, inner: impl ToTokens) -> proc_macro2::Group {
+    let mut g = proc_macro2::Group::new(
+        proc_macro2::Delimiter::Parenthesis,
+        inner.into_token_stream(),
+    );
+    g.set_span(paren);
+    g
 }
 
 /// The bindings of `n` evaluated in-place op arguments.
