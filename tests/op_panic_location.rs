@@ -1,11 +1,14 @@
-//! An in-place op's panic in a functionalized function points at the
-//! user's line, as it does in the original: the generated call passes the
-//! user's arguments in the user's own parentheses (a `#[track_caller]`
-//! op's location is the span from the method's name to the closing
-//! parenthesis; parentheses the macro made put it at the attribute).
+//! An in-place op's or a view's panic in a functionalized function points
+//! at the user's line, as it does in the original: the generated call
+//! passes the user's arguments in the user's own parentheses (a
+//! `#[track_caller]` op's location is the span from the method's name to
+//! the closing parenthesis; parentheses the macro made put it at the
+//! attribute), and a runtime call that makes a view is spanned at the
+//! user's view method and `#[track_caller]` down to the view op.
 //!
-//! Each op that panics below ends its line with a `// at: NAME` marker;
-//! the test finds that line in this file's source.
+//! Each op that panics below ends its line with a `// at: NAME` marker
+//! (or follows a `// at the next line: NAME` line, where rustfmt would
+//! move the marker); the test finds that line in this file's source.
 
 use std::cell::RefCell;
 use std::panic::{self, AssertUnwindSafe, Location};
@@ -49,14 +52,24 @@ fn panic_of(f: impl FnOnce()) -> (String, String, u32) {
     (msg, file, line)
 }
 
-/// The line of this file that ends with `// at: {name}`.
+/// The line of this file that ends with `// at: {name}`, or follows the
+/// line `// at the next line: {name}`.
 fn marked_line(name: &str) -> u32 {
     let marker = format!("// at: {name}");
+    let before = format!("// at the next line: {name}");
     let lines: Vec<usize> = include_str!("op_panic_location.rs")
         .lines()
         .enumerate()
-        .filter(|(_, l)| l.trim_end().ends_with(&marker))
-        .map(|(i, _)| i + 1)
+        .filter_map(|(i, l)| {
+            let l = l.trim_end();
+            if l.ends_with(&marker) {
+                Some(i + 1)
+            } else if l.trim_start() == before {
+                Some(i + 2)
+            } else {
+                None
+            }
+        })
         .collect();
     assert_eq!(lines.len(), 1, "one line is marked `{marker}`");
     lines[0] as u32
@@ -163,6 +176,77 @@ fn view_chain(x: &Tensor, bad: &Tensor) -> Tensor {
 #[funcz::functionalize]
 fn temporary(x: &Tensor, bad: &Tensor) -> Tensor {
     x.mul(2.0).add_(bad) // at: temporary
+}
+
+#[funcz::functionalize]
+fn bound_view(x: &Tensor, i: i64) -> Tensor {
+    let b = x.mul(1.0);
+    let r = b.select(0, i); // at: bound_view
+    r.add_(1.0);
+    b
+}
+
+#[funcz::functionalize(remove = "mutations_and_views")]
+fn chain_view(x: &Tensor, i: i64) -> Tensor {
+    let b = x.mul(1.0);
+    b.t().select(0, i).add_(1.0); // at: chain_view
+    b
+}
+
+#[funcz::functionalize(remove = "mutations_and_views")]
+fn read_view(x: &Tensor, i: i64) -> Tensor {
+    let b = x.mul(1.0);
+    b.add_(1.0);
+    b.select(1, i).sum() // at: read_view
+}
+
+#[funcz::functionalize]
+fn meta_view(x: &Tensor) -> Tensor {
+    let b = x.mul(1.0);
+    b.add_(1.0);
+    b.transpose_(0, 5); // at: meta_view
+    b
+}
+
+#[funcz::functionalize]
+fn multi_view(x: &Tensor) -> Tensor {
+    let b = x.mul(1.0);
+    // at the next line: multi_view
+    for r in b.unbind(4) {
+        r.add_(1.0);
+    }
+    b
+}
+
+#[test]
+fn views_panic_at_the_users_line() {
+    let x = Tensor::ones(&[2, 3]);
+    let mut cache = Tensor::zeros(&[4, 3]);
+    let row = Tensor::ones(&[1, 3]);
+    assert_panics_at(
+        "window",
+        &["funcz: narrow:", "start out of range", "9"],
+        || window(&mut cache, &row, 9),
+    );
+    assert_panics_at(
+        "bound_view",
+        &["funcz: select:", "index 7", "[2, 3]"],
+        || drop(bound_view(&x, 7)),
+    );
+    assert_panics_at(
+        "chain_view",
+        &["funcz: select", "index 7", "[3, 2]"],
+        || drop(chain_view(&x, 7)),
+    );
+    assert_panics_at("read_view", &["funcz: select", "index 7", "[2, 3]"], || {
+        drop(read_view(&x, 7))
+    });
+    assert_panics_at("meta_view", &["funcz: transpose", "got 5"], || {
+        drop(meta_view(&x))
+    });
+    assert_panics_at("multi_view", &["funcz: unbind", "4"], || {
+        drop(multi_view(&x))
+    });
 }
 
 #[test]

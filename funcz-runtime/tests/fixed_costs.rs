@@ -126,7 +126,7 @@ fn window_update_of_an_input_traced_and_untraced() {
         let mut s = Tracked::input(&x);
         let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, pos, 1), Mode::Views);
         w.copy_(row);
-        rt::window_done("copy_", &mut x, &mut s, &mut w, Mode::Views);
+        rt::window_done("copy_", &mut x, &mut s, &mut w);
         drop(w);
         rt::write_back_mut(caller, &x);
     }
@@ -314,7 +314,7 @@ fn other_window_views_update_the_root_in_place() {
                 let p = key(&root);
                 let mut w = rt::window(&mut root, &mut s, meta.clone(), Mode::Views);
                 w.mul_(-1.0);
-                rt::window_done("mul_", &mut root, &mut s, &mut w, Mode::Views);
+                rt::window_done("mul_", &mut root, &mut s, &mut w);
                 drop(w);
                 assert_eq!(key(&root), p, "{name}: the root's own buffer");
                 root

@@ -148,7 +148,7 @@ fn window_ops_match_the_tensor_ops() {
                     let mut s = Tracked::root(&root);
                     let mut w = rt::window(&mut root, &mut s, ViewMeta::narrow(0, 1, 1), mode);
                     on_window(&w);
-                    rt::window_done(op, &mut root, &mut s, &mut w, mode);
+                    rt::window_done(op, &mut root, &mut s, &mut w);
                     drop(w);
                     if let Some(k) = keep {
                         assert_eq!(
@@ -253,7 +253,7 @@ fn input_state_records_the_layout() {
     let msg = panic_message(|| {
         let mut w = rt::window(&mut t, &mut s, ViewMeta::narrow(0, 0, 2), Mode::Views);
         w.fill_(1.0);
-        rt::window_done("fill_", &mut t, &mut s, &mut w, Mode::Views);
+        rt::window_done("fill_", &mut t, &mut s, &mut w);
     })
     .expect("an overlapping window cannot be written");
     assert!(

@@ -164,12 +164,16 @@ impl Lowerer<'_> {
                             let mode = self.mode;
                             let (recv, method) = (&m.receiver, &m.method);
                             let args = meta_args(method, &m.args);
+                            let at = method.span();
                             *e = if multi {
-                                pq!(#rt::MultiMeta::#method(#args).forward(&#recv, #mode))
-                            } else if read_only {
-                                pq!(#rt::read_view(&#recv, #rt::ViewMeta::#method(#args)))
+                                let forward = Ident::new("forward", at);
+                                let call = parens(at, quote!(&#recv, #mode));
+                                pq!(#rt::MultiMeta::#method(#args).#forward #call)
                             } else {
-                                pq!(#rt::view_value(&#recv, #rt::ViewMeta::#method(#args)))
+                                let meta = quote!(#rt::ViewMeta::#method(#args));
+                                let f = if read_only { "read_view" } else { "view_value" };
+                                let call = rt_call(at, f, quote!(&#recv, #meta));
+                                pq!(#call)
                             };
                         }
                     }

@@ -174,22 +174,26 @@ impl Lowerer<'_> {
                         let meta = quote!(#rt::ViewMeta::#vm(#vargs));
                         if one_call(&op) {
                             // One call and the op (`rt::InPlaceWindow`).
-                            stmts.push(match var_pair(&pv, &ps) {
-                                Some(x) => pq!(
-                                    #rt::inplace_window_var(&mut #x, #meta).#method #ca;
+                            let window = match var_pair(&pv, &ps) {
+                                Some(x) => {
+                                    rt_call(vm.span(), "inplace_window_var", quote!(&mut #x, #meta))
+                                }
+                                None => rt_call(
+                                    vm.span(),
+                                    "inplace_window",
+                                    quote!(&mut #pv, &mut #ps, #meta),
                                 ),
-                                None => pq!(
-                                    #rt::inplace_window(&mut #pv, &mut #ps, #meta).#method #ca;
-                                ),
-                            });
+                            };
+                            stmts.push(pq!(#window.#method #ca;));
                         } else {
                             let w = tmp("__fz_window");
-                            stmts.push(match var_pair(&pv, &ps) {
-                                Some(x) => pq!(let mut #w = #rt::window_var(&mut #x, #meta);),
+                            let window = match var_pair(&pv, &ps) {
+                                Some(x) => rt_call(vm.span(), "window_var", quote!(&mut #x, #meta)),
                                 None => {
-                                    pq!(let mut #w = #rt::window(&mut #pv, &mut #ps, #meta);)
+                                    rt_call(vm.span(), "window", quote!(&mut #pv, &mut #ps, #meta))
                                 }
-                            });
+                            };
+                            stmts.push(pq!(let mut #w = #window;));
                             stmts.push(pq!(#w.#method #ca;));
                             stmts.push(match var_pair(&pv, &ps) {
                                 Some(x) => pq!(
@@ -480,7 +484,9 @@ impl Lowerer<'_> {
             if !matches!(want, Want::Bound) {
                 let mut recv = (*m.receiver).clone();
                 self.visit_expr_mut(&mut recv);
-                return pq!(#rt::view_value(&#recv, #rt::ViewMeta::#meta(#margs)));
+                let meta = quote!(#rt::ViewMeta::#meta(#margs));
+                let call = rt_call(m.method.span(), "view_value", quote!(&#recv, #meta));
+                return pq!(#call);
             }
             let mut e = Expr::MethodCall(m.clone());
             visit_mut::visit_expr_mut(self, &mut e);
@@ -488,6 +494,9 @@ impl Lowerer<'_> {
         };
         let v = self.value(id);
         let s = self.state(id);
+        let at = m.method.span();
+        let meta = quote!(#rt::ViewMeta::#meta(#margs));
+        let value = rt_call(at, "view_value", quote!(&#v, #meta));
         // `let w = v.t_();` binds an alias of `v`'s root: value and state.
         let tail: TokenStream = match want {
             Want::Nothing => TokenStream::new(),
@@ -498,17 +507,18 @@ impl Lowerer<'_> {
         match self.scopes.kind(id).clone() {
             Kind::Root { .. } if !self.based(id) => {
                 self.found.meta.insert(id);
-                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#margs)); #tail })
+                pq!({ #v = #value; #tail })
             }
             Kind::Root { .. } | Kind::Alias { .. } if self.has_state(id) => {
                 if let Kind::Root { .. } = self.scopes.kind(id) {
                     self.found.meta.insert(id);
                 }
                 self.need_sync(id);
-                pq!({ #rt::meta_inplace(&mut #v, &mut #s, #rt::ViewMeta::#meta(#margs)); #tail })
+                let call = rt_call(at, "meta_inplace", quote!(&mut #v, &mut #s, #meta));
+                pq!({ #call; #tail })
             }
             Kind::Alias { .. } => {
-                pq!({ #v = #rt::view_value(&#v, #rt::ViewMeta::#meta(#margs)); #tail })
+                pq!({ #v = #value; #tail })
             }
             _ => {
                 let mut e = Expr::MethodCall(m.clone());

@@ -50,9 +50,11 @@ impl Lowerer<'_> {
                 let may_copy = steps_may_copy(&steps);
                 let bind: Option<Stmt> = may_copy.then(|| pq!(#rt::bind_views(&#ps, &mut #sts);));
                 let mutability = may_copy.then(|| quote!(mut));
+                let meta = quote!(#rt::MultiMeta::#method(#margs));
+                let views = rt_call(method.span(), "multi_view", quote!(&#v, &#s, #meta));
                 let new: Expr = pq!({
                     #(#stmts)*
-                    let (#vals, #mutability #sts) = #rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#margs));
+                    let (#vals, #mutability #sts) = #views;
                     #bind
                     #label for (mut #ident, mut #st) in ::core::iter::zip(#vals, #sts) #body
                 });

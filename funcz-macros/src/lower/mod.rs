@@ -465,6 +465,18 @@ fn parens(paren: Span, inner: impl ToTokens) -> proc_macro2::Group {
     g
 }
 
+/// `__fz_rt::name(args)`, every token of the callee and the parentheses at
+/// `at`, the user's view method (`narrow` in `x.narrow(0, pos, 1)`): a
+/// view's panic (an index out of range) then reports the user's line, as
+/// the original's does, through the runtime's `#[track_caller]` view
+/// functions (see [`parens`]). Only the callee's path is the user's; its
+/// arguments keep their own spans.
+fn rt_call(at: Span, name: &str, args: TokenStream) -> TokenStream {
+    let f = Ident::new(name, at);
+    let g = parens(at, args);
+    quote::quote_spanned!(at=> __fz_rt::#f #g)
+}
+
 /// The bindings of `n` evaluated in-place op arguments.
 fn arg_names(n: usize) -> Vec<Ident> {
     (0..n).map(|k| tmp(&format!("__fz_arg{k}"))).collect()

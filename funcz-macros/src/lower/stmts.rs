@@ -334,7 +334,8 @@ impl Lowerer<'_> {
                     let value = match &multi {
                         Some((method, args)) => {
                             let margs = meta_args(method, args);
-                            quote!(#rt::multi_view(&#v, &#s, #rt::MultiMeta::#method(#margs)))
+                            let meta = quote!(#rt::MultiMeta::#method(#margs));
+                            rt_call(method.span(), "multi_view", quote!(&#v, &#s, #meta))
                         }
                         None => quote!((#v, #s)),
                     };
@@ -345,18 +346,23 @@ impl Lowerer<'_> {
                         // bound directly (no block, no tuple to rebuild).
                         let margs = meta_args(method, args);
                         let meta = quote!(#rt::ViewMeta::#method(#margs));
+                        let at = method.span();
                         return vec![match (in_var, var_pair(&pv, &ps)) {
                             (true, Some(x)) => {
-                                pq!(let mut #ident = #rt::var_view(&#x, #meta);)
+                                let call = rt_call(at, "var_view", quote!(&#x, #meta));
+                                pq!(let mut #ident = #call;)
                             }
                             (true, None) => {
-                                pq!(let mut #ident = #rt::var_view_of(&#pv, &#ps, #meta);)
+                                let call = rt_call(at, "var_view_of", quote!(&#pv, &#ps, #meta));
+                                pq!(let mut #ident = #call;)
                             }
                             (false, Some(x)) => {
-                                pq!(let (mut #ident, mut #st) = #rt::view_var(&#x, #meta);)
+                                let call = rt_call(at, "view_var", quote!(&#x, #meta));
+                                pq!(let (mut #ident, mut #st) = #call;)
                             }
                             (false, None) => {
-                                pq!(let (mut #ident, mut #st) = #rt::view(&#pv, &#ps, #meta);)
+                                let call = rt_call(at, "view", quote!(&#pv, &#ps, #meta));
+                                pq!(let (mut #ident, mut #st) = #call;)
                             }
                         }];
                     }

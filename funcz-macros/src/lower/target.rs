@@ -286,13 +286,15 @@ impl Lowerer<'_> {
                     let margs = meta_args(method, args);
                     let meta = quote!(#rt::ViewMeta::#method(#margs));
                     match var_pair(&v, &s) {
-                        Some(x) => quote!(#rt::var_view(&#x, #meta)),
-                        None => quote!(#rt::var_view_of(&#v, &#s, #meta)),
+                        Some(x) => rt_call(method.span(), "var_view", quote!(&#x, #meta)),
+                        None => rt_call(method.span(), "var_view_of", quote!(&#v, &#s, #meta)),
                     }
                 }
                 Step::MultiOut(method, args, index) => {
                     let margs = meta_args(method, args);
-                    quote!(#rt::Var::of_pair(#rt::multi_out(&#v, &#s, #rt::MultiMeta::#method(#margs), #index)))
+                    let meta = quote!(#rt::MultiMeta::#method(#margs));
+                    let out = rt_call(method.span(), "multi_out", quote!(&#v, &#s, #meta, #index));
+                    quote!(#rt::Var::of_pair(#out))
                 }
             };
             stmts.push(pq!(let mut #nv = #var;));

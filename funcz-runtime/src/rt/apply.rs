@@ -76,6 +76,7 @@ macro_rules! dispatch_f32 {
             type $t = f32;
             #[allow(clippy::too_many_arguments)]
             #[inline(never)]
+            #[track_caller]
             pub(super) fn run($($arg: $ty),*) $(-> $ret)? {
                 super::$any($($arg),*)
             }

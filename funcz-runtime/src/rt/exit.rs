@@ -34,6 +34,7 @@ pub fn is_exit<X: Exit>(v: &X) -> bool {
 
 /// Output `k` of a multi-output view of `parent`, made as a single
 /// `slice`/`select` (PyTorch's single-output replay).
+#[track_caller]
 pub fn multi_out<T: Element>(
     parent: &Tensor<T>,
     pstate: &Tracked,

@@ -274,6 +274,7 @@ impl ViewMeta {
 
     /// Replays the view on `t`: the view op itself in [`Mode::Views`], its
     /// `*_copy` form in [`Mode::Copies`]. Recorded in the trace.
+    #[track_caller]
     pub fn forward<T: Scalar>(&self, t: &Tensor<T>, mode: Mode) -> Tensor<T> {
         use ViewMeta::*;
         let copies = mode == Mode::Copies;
@@ -663,6 +664,7 @@ impl MultiMeta {
     }
 
     /// All outputs: the multi-output view op or its `*_copy`. Recorded.
+    #[track_caller]
     pub fn forward<T: Scalar>(&self, t: &Tensor<T>, mode: Mode) -> Vec<Tensor<T>> {
         let copies = mode == Mode::Copies;
         match *self {

@@ -63,22 +63,28 @@ macro_rules! mode_api {
         use crate::tensor::Tensor;
 
         fixed_mode! { $mode;
+            #[track_caller]
             fn view<T>(parent: &Tensor<T>, pstate: &Tracked, meta: ViewMeta) -> (Tensor<T>, Tracked);
+            #[track_caller]
             fn view_var<T>(root: &Var<T>, meta: ViewMeta) -> (Tensor<T>, Tracked);
+            #[track_caller]
             fn var_view<T>(root: &Var<T>, meta: ViewMeta) -> Var<T>;
+            #[track_caller]
             fn var_view_of<T>(value: &Tensor<T>, state: &Tracked, meta: ViewMeta) -> Var<T>;
+            #[track_caller]
             fn view_value<T>(parent: &Tensor<T>, meta: ViewMeta) -> Tensor<T>;
+            #[track_caller]
             fn multi_view<T>(parent: &Tensor<T>, pstate: &Tracked, meta: MultiMeta)
                 -> (Vec<Tensor<T>>, Vec<Tracked>);
+            #[track_caller]
             fn multi_out<T>(parent: &Tensor<T>, pstate: &Tracked, meta: MultiMeta, k: usize)
                 -> (Tensor<T>, Tracked);
+            #[track_caller]
             fn meta_inplace<T>(value: &mut Tensor<T>, state: &mut Tracked, meta: ViewMeta);
+            #[track_caller]
             fn window<T>(root: &mut Tensor<T>, rstate: &mut Tracked, meta: ViewMeta) -> Window<T>;
+            #[track_caller]
             fn window_var<T>(v: &mut Var<T>, meta: ViewMeta) -> Window<T>;
-            fn window_done<T>(
-                op: &'static str, root: &mut Tensor<T>, rstate: &mut Tracked, w: &mut Window<T>,
-            );
-            fn window_var_done<T>(op: &'static str, v: &mut Var<T>, w: &mut Window<T>);
             fn commit<T>(
                 op: &str, root: &mut Tensor<T>, rstate: &mut Tracked, value: &mut Tensor<T>,
                 state: &mut Tracked, new: Tensor<T>,
@@ -121,9 +127,11 @@ macro_rules! mode_api {
                 size: impl crate::args::IntoShape,
             ) -> Tensor<T>;
             fn inplace_alias<'a, T>(root: &'a mut Var<T>, alias: &'a mut Var<T>) -> InPlace<'a, T>;
+            #[track_caller]
             fn inplace_window<'a, T>(
                 root: &'a mut Tensor<T>, rstate: &'a mut Tracked, meta: ViewMeta,
             ) -> InPlaceWindow<'a, T>;
+            #[track_caller]
             fn inplace_window_var<'a, T>(v: &'a mut Var<T>, meta: ViewMeta) -> InPlaceWindow<'a, T>;
             fn output<T>(
                 value: &Tensor<T>, state: &Tracked, root: &Tensor<T>, rstate: &Tracked,

@@ -344,6 +344,7 @@ dispatch_f32! {
     /// [`Mode::Copies`]; returns its value and state. `reshape`, `flatten` and
     /// `contiguous` alias only when the *original* layout allows it, exactly as
     /// the mutating program would.
+    #[track_caller]
     pub fn view<T: Element>(
         parent: &Tensor<T> => cast_ref,
         pstate: &Tracked => same,
@@ -353,6 +354,7 @@ dispatch_f32! {
 }
 
 /// The generic body of [`view`].
+#[track_caller]
 fn view_any<T: Element>(
     parent: &Tensor<T>,
     pstate: &Tracked,
@@ -430,6 +432,7 @@ fn view_any<T: Element>(
 dispatch_f32! {
     /// The value of `meta(parent)` for a view that is only read (never
     /// mutated or bound): a view or a `*_copy` by mode.
+    #[track_caller]
     pub fn view_value<T: Element>(
         parent: &Tensor<T> => cast_ref,
         meta: ViewMeta => same,
@@ -438,6 +441,7 @@ dispatch_f32! {
 }
 
 /// The generic body of [`view_value`].
+#[track_caller]
 fn view_value_any<T: Element>(parent: &Tensor<T>, meta: ViewMeta, mode: Mode) -> Tensor<T> {
     match meta {
         ViewMeta::Reshape(s) => match mode {
@@ -466,6 +470,7 @@ fn view_value_any<T: Element>(parent: &Tensor<T>, meta: ViewMeta, mode: Mode) ->
 /// let x = Tensor::<f32>::arange(6).view([2, 3]);
 /// assert_eq!(rt::read_view(&x, ViewMeta::narrow(1, 1, 2)).sum().item(), 1.0 + 2.0 + 4.0 + 5.0);
 /// ```
+#[track_caller]
 pub fn read_view<T: Element>(parent: &Tensor<T>, meta: ViewMeta) -> Tensor<T> {
     let mode = if crate::trace::is_recording() {
         Mode::Copies
@@ -477,6 +482,7 @@ pub fn read_view<T: Element>(parent: &Tensor<T>, meta: ViewMeta) -> Tensor<T> {
 
 /// Makes the outputs of a multi-output view (`split`, `chunk`, `unbind`)
 /// with one state each.
+#[track_caller]
 pub fn multi_view<T: Element>(
     parent: &Tensor<T>,
     pstate: &Tracked,
@@ -673,12 +679,14 @@ pub(super) fn window_begin<T: Element>(
 dispatch_f32! {
     /// The view `meta` of `root` (a window view other than `narrow`, which
     /// [`window`](super::window) makes itself), for [`window_begin`]'s path.
+    #[track_caller]
     pub(super) fn window_view<T: Element>(
         root: &Tensor<T> => cast_ref,
         meta: &ViewMeta => same,
     ) -> Tensor<T> = window_view_any, window_view_f32;
 }
 
+#[track_caller]
 fn window_view_any<T: Element>(root: &Tensor<T>, meta: &ViewMeta) -> Tensor<T> {
     meta.forward(root, Mode::Views)
 }
@@ -975,6 +983,7 @@ fn root_committed<T: Element>(op: &str, root: &Tensor<T>, rstate: &mut Tracked) 
 dispatch_f32! {
     /// Applies the metadata mutation `meta` (`t_`, `transpose_`, ...) to an
     /// alias: its chain grows, its data is untouched.
+    #[track_caller]
     pub fn meta_inplace<T: Element>(
         value: &mut Tensor<T> => cast_mut,
         state: &mut Tracked => same,
@@ -984,6 +993,7 @@ dispatch_f32! {
 }
 
 /// The generic body of [`meta_inplace`].
+#[track_caller]
 fn meta_inplace_any<T: Element>(
     value: &mut Tensor<T>,
     state: &mut Tracked,

@@ -28,7 +28,7 @@ use super::{Mode, commit_donated, donated_root, own_alias, own_root, sync, view,
 /// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
 /// let mut w = rt::window_var(&mut b, ViewMeta::select(0, 1), Mode::Views);
 /// w.fill_(3.0);
-/// rt::window_var_done("fill_", &mut b, &mut w, Mode::Views);
+/// rt::window_var_done("fill_", &mut b, &mut w);
 /// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 3.0, 3.0]);
 /// ```
 // (Not `Debug`: a `Var` that reached user code, a format capture say,
@@ -101,19 +101,15 @@ pub fn donated_var<T: Element>(op: &'static str, v: &mut Var<T>) {
 
 /// [`window`] of a [`Var`] (see [`Var`]).
 #[inline]
+#[track_caller]
 pub fn window_var<T: Element>(v: &mut Var<T>, meta: ViewMeta, mode: Mode) -> Window<T> {
     window(&mut v.value, &mut v.state, meta, mode)
 }
 
 /// [`window_done`](super::window_done) of a [`Var`] (see [`Var`]).
 #[inline]
-pub fn window_var_done<T: Element>(
-    op: &'static str,
-    v: &mut Var<T>,
-    w: &mut Window<T>,
-    mode: Mode,
-) {
-    super::window_done(op, &mut v.value, &mut v.state, w, mode)
+pub fn window_var_done<T: Element>(op: &'static str, v: &mut Var<T>, w: &mut Window<T>) {
+    super::window_done(op, &mut v.value, &mut v.state, w)
 }
 
 /// [`view`] of a [`Var`]: the alias and its state.
@@ -132,6 +128,7 @@ pub fn window_var_done<T: Element>(
 /// assert_eq!(r.to_vec(), vec![2.0, 2.0]);
 /// ```
 #[inline]
+#[track_caller]
 pub fn view_var<T: Element>(root: &Var<T>, meta: ViewMeta, mode: Mode) -> (Tensor<T>, Tracked) {
     view(&root.value, &root.state, meta, mode)
 }
@@ -150,6 +147,7 @@ pub fn view_var<T: Element>(root: &Var<T>, meta: ViewMeta, mode: Mode) -> (Tenso
 /// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 5.0, 0.0, 0.0, 5.0]);
 /// ```
 #[inline]
+#[track_caller]
 pub fn var_view<T: Element>(root: &Var<T>, meta: ViewMeta, mode: Mode) -> Var<T> {
     var_view_of(&root.value, &root.state, meta, mode)
 }
@@ -167,6 +165,7 @@ pub fn var_view<T: Element>(root: &Var<T>, meta: ViewMeta, mode: Mode) -> Var<T>
 /// assert!(!r.value.same_storage(&x)); // a `t_copy` in `Mode::Copies`
 /// ```
 #[inline]
+#[track_caller]
 pub fn var_view_of<T: Element>(
     value: &Tensor<T>,
     state: &Tracked,

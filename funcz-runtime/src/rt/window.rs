@@ -7,7 +7,7 @@
 //! for the ops [`InPlaceWindow`] has; for others, and where the arguments
 //! were evaluated ahead of the statement, `let mut w = rt::window(&mut
 //! cache, &mut s, ViewMeta::narrow(0, pos, 1), mode); w.index_add_(..);
-//! rt::window_done("index_add_", &mut cache, &mut s, &mut w, mode);`
+//! rt::window_done("index_add_", &mut cache, &mut s, &mut w);`
 //!
 //! In [`Mode::Views`] (and in [`Mode::Copies`] when no trace is being
 //! recorded), for a view whose inverse is a scatter into its window
@@ -48,11 +48,12 @@ pub struct Window<T: Element> {
 enum Kind {
     /// The view of a uniquely held root's buffer, with no trace recording.
     Direct,
-    /// The same while a trace records: the view's op.
-    Traced(ViewMeta),
+    /// The same while a trace records: the view's op (and the mode, which
+    /// the trace shows).
+    Traced(ViewMeta, Mode),
     /// Otherwise, a view with its state, made private if its buffer was
-    /// shared.
-    General(Tracked),
+    /// shared, and the mode it commits in.
+    General(Tracked, Mode),
 }
 
 impl<T: Element> Deref for Window<T> {
@@ -79,7 +80,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views);
     /// w.copy_(&Tensor::ones(&[1, 2]));
-    /// rt::window_done("copy_", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("copy_", &mut x, &mut s, &mut w);
     /// assert_eq!(x.to_vec(), vec![0.0, 0.0, 1.0, 1.0]);
     /// ```
     #[track_caller]
@@ -97,7 +98,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::select(1, 0), Mode::Views);
     /// w.add_(2.0);
-    /// rt::window_done("add_", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("add_", &mut x, &mut s, &mut w);
     /// assert_eq!(x.to_vec(), vec![2.0, 0.0, 2.0, 0.0]);
     /// ```
     #[track_caller]
@@ -115,7 +116,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views);
     /// w.sub_(1.0);
-    /// rt::window_done("sub_", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("sub_", &mut x, &mut s, &mut w);
     /// assert_eq!(x.to_vec(), vec![0.0, -1.0]);
     /// ```
     #[track_caller]
@@ -133,7 +134,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 0, 1), Mode::Views);
     /// w.mul_(3.0);
-    /// rt::window_done("mul_", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("mul_", &mut x, &mut s, &mut w);
     /// assert_eq!(x.to_vec(), vec![3.0, 1.0]);
     /// ```
     #[track_caller]
@@ -151,7 +152,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 0, 1), Mode::Views);
     /// w.div_(4.0);
-    /// rt::window_done("div_", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("div_", &mut x, &mut s, &mut w);
     /// assert_eq!(x.to_vec(), vec![0.25, 1.0]);
     /// ```
     #[track_caller]
@@ -169,7 +170,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 1, 2), Mode::Views);
     /// w.fill_(7.0);
-    /// rt::window_done("fill_", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("fill_", &mut x, &mut s, &mut w);
     /// assert_eq!(x.to_vec(), vec![0.0, 7.0, 7.0]);
     /// ```
     #[track_caller]
@@ -187,7 +188,7 @@ impl<T: Element> Window<T> {
     /// let mut s = Tracked::root(&x);
     /// let mut w = rt::window(&mut x, &mut s, ViewMeta::narrow(0, 0, 2), Mode::Views);
     /// w.zero_();
-    /// rt::window_done("zero_", &mut x, &mut s, &mut w, Mode::Views);
+    /// rt::window_done("zero_", &mut x, &mut s, &mut w);
     /// assert_eq!(x.to_vec(), vec![0.0, 0.0, 1.0]);
     /// ```
     #[track_caller]
@@ -208,7 +209,7 @@ impl<T: Element> Window<T> {
 /// let row = Tensor::<f32>::from_vec(vec![1.0, 2.0], &[1, 2]);
 /// let mut w = rt::window(&mut cache, &mut s, ViewMeta::narrow(0, 1, 1), Mode::Views);
 /// w.copy_(&row);
-/// rt::window_done("copy_", &mut cache, &mut s, &mut w, Mode::Views);
+/// rt::window_done("copy_", &mut cache, &mut s, &mut w);
 /// assert_eq!(cache.to_vec(), vec![0.0, 0.0, 1.0, 2.0, 0.0, 0.0]);
 /// ```
 // Inlined into the generated function in optimized builds (see the module
@@ -217,6 +218,7 @@ impl<T: Element> Window<T> {
 // its moves of the 440-byte window.
 #[cfg_attr(not(debug_assertions), inline(always))]
 #[cfg_attr(debug_assertions, inline)]
+#[track_caller]
 pub fn window<T: Element>(
     root: &mut Tensor<T>,
     rstate: &mut Tracked,
@@ -249,7 +251,6 @@ pub struct InPlaceWindow<'a, T: Element> {
     window: Window<T>,
     root: &'a mut Tensor<T>,
     rstate: &'a mut Tracked,
-    mode: Mode,
 }
 
 /// The view `meta` of `root` (state `rstate`) made ready for an in-place
@@ -265,6 +266,7 @@ pub struct InPlaceWindow<'a, T: Element> {
 /// ```
 #[cfg_attr(not(debug_assertions), inline(always))]
 #[cfg_attr(debug_assertions, inline)]
+#[track_caller]
 pub fn inplace_window<'a, T: Element>(
     root: &'a mut Tensor<T>,
     rstate: &'a mut Tracked,
@@ -285,6 +287,7 @@ pub fn inplace_window<'a, T: Element>(
 /// ```
 #[cfg_attr(not(debug_assertions), inline(always))]
 #[cfg_attr(debug_assertions, inline)]
+#[track_caller]
 pub fn inplace_window_var<T: Element>(
     v: &mut super::Var<T>,
     meta: ViewMeta,
@@ -305,7 +308,7 @@ impl<T: Element> InPlaceWindow<'_, T> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
     pub(super) fn done(&mut self, op: &'static str) {
-        window_done(op, self.root, self.rstate, &mut self.window, self.mode)
+        window_done(op, self.root, self.rstate, &mut self.window)
     }
 }
 
@@ -314,34 +317,23 @@ impl<T: Element> InPlaceWindow<'_, T> {
 /// the caller's statement keeps it: a window made by a call and then moved
 /// into an [`InPlaceWindow`] was copied, 440 bytes per op.
 trait Built<'a, T: Element> {
-    fn built(
-        window: Window<T>,
-        root: &'a mut Tensor<T>,
-        rstate: &'a mut Tracked,
-        mode: Mode,
-    ) -> Self;
+    fn built(window: Window<T>, root: &'a mut Tensor<T>, rstate: &'a mut Tracked) -> Self;
 }
 
 impl<'a, T: Element> Built<'a, T> for Window<T> {
     #[inline(always)]
-    fn built(window: Window<T>, _: &'a mut Tensor<T>, _: &'a mut Tracked, _: Mode) -> Self {
+    fn built(window: Window<T>, _: &'a mut Tensor<T>, _: &'a mut Tracked) -> Self {
         window
     }
 }
 
 impl<'a, T: Element> Built<'a, T> for InPlaceWindow<'a, T> {
     #[inline(always)]
-    fn built(
-        window: Window<T>,
-        root: &'a mut Tensor<T>,
-        rstate: &'a mut Tracked,
-        mode: Mode,
-    ) -> Self {
+    fn built(window: Window<T>, root: &'a mut Tensor<T>, rstate: &'a mut Tracked) -> Self {
         InPlaceWindow {
             window,
             root,
             rstate,
-            mode,
         }
     }
 }
@@ -349,6 +341,7 @@ impl<'a, T: Element> Built<'a, T> for InPlaceWindow<'a, T> {
 /// [`window`] and [`inplace_window`]: the fast paths, then the general one.
 #[cfg_attr(not(debug_assertions), inline(always))]
 #[cfg_attr(debug_assertions, inline)]
+#[track_caller]
 fn build<'a, T: Element, B: Built<'a, T>>(
     root: &'a mut Tensor<T>,
     rstate: &'a mut Tracked,
@@ -361,11 +354,28 @@ fn build<'a, T: Element, B: Built<'a, T>>(
     match window_begin(root, rstate, &meta, mode) {
         Some(false) => match meta {
             // (`narrow`, the common window, without the dispatch.)
-            ViewMeta::Narrow(d, s, n) => {
+            ViewMeta::Narrow(dim, start, length) => {
                 // (Nothing to drop in a `Narrow`; this saves the call to
                 // `ViewMeta`'s drop glue, which does not know the variant.)
                 std::mem::forget(meta);
-                direct_narrow(root, rstate, mode, d, s, n)
+                // Checked here, where a panic reports the caller's line (the
+                // call then takes five values, all in registers). A window
+                // inside the root, given by a dimension, start and length
+                // that need no wrapping, is taken as it is; anything else
+                // gets `narrow`'s own checks, panics and negative indices.
+                let (d, s, e) = match plain_window(&root.layout, dim, start, length) {
+                    Some(w) => w,
+                    None => narrow_window("narrow", &root.layout, dim, start, length),
+                };
+                // The root is row-major from offset 0 (`window_begin`), so
+                // the view's offset is `s * stride`, which fits unless the
+                // view is empty (and even then only with huge strides):
+                // there `narrow` panics as it should.
+                let Some(offset) = s.checked_mul(root.layout.strides[d]) else {
+                    let _ = root.narrow(dim, start, length);
+                    unreachable!("narrow: the offset overflows")
+                };
+                direct_narrow(root, rstate, d, e - s, offset)
             }
             _ => direct_window(root, rstate, mode, meta, false),
         },
@@ -374,50 +384,28 @@ fn build<'a, T: Element, B: Built<'a, T>>(
     }
 }
 
-/// [`window`]'s direct `narrow(dim, start, length)` with no trace
-/// recording: the view is made in the returned window, its layout set in
-/// place (what `Tensor::narrow` computes, with its checks and panics).
+/// [`window`]'s direct `narrow` with no trace recording, checked: the
+/// view of length `n` along `d` at `offset` is made in the returned
+/// window, its layout set in place (what `Tensor::narrow` computes).
 #[inline(never)]
 fn direct_narrow<'a, T: Element, B: Built<'a, T>>(
     root: &'a mut Tensor<T>,
     rstate: &'a mut Tracked,
-    mode: Mode,
-    dim: i64,
-    start: i64,
-    length: i64,
+    d: usize,
+    n: usize,
+    offset: usize,
 ) -> B {
-    // (A window inside the root, given by a dimension, start and length
-    // that need no wrapping, is taken as it is, without the call; anything
-    // else gets `narrow`'s own checks, panics and negative indices.)
-    let (d, s, e) = match plain_window(&root.layout, dim, start, length) {
-        Some(w) => w,
-        None => narrow_window("narrow", &root.layout, dim, start, length),
-    };
-    // The root is row-major from offset 0 (`window_begin`), so the view's
-    // offset is `s * stride`, which fits unless the view is empty (and even
-    // then only with huge strides): there `narrow` panics as it should.
-    let Some(offset) = s.checked_mul(root.layout.strides[d]) else {
-        let _ = root.narrow(dim, start, length);
-        unreachable!("narrow: the offset overflows")
-    };
     let view = Tensor {
         storage: Arc::clone(&root.storage),
         layout: Layout {
-            shape: root.layout.shape.with(d, e - s),
+            shape: root.layout.shape.with(d, n),
             strides: root.layout.strides,
             offset,
         },
         id: fresh_id(),
     };
-    B::built(
-        Window {
-            view,
-            kind: Kind::Direct,
-        },
-        root,
-        rstate,
-        mode,
-    )
+    let kind = Kind::Direct;
+    B::built(Window { view, kind }, root, rstate)
 }
 
 /// `narrow(dim, start, length)`'s `(dim, start, end)` on `l` when `dim`,
@@ -436,6 +424,7 @@ fn plain_window(l: &Layout, dim: i64, start: i64, length: i64) -> Option<(usize,
 /// [`window`]'s direct path for any window view (while a trace records,
 /// `narrow` too, recorded as the view op is).
 #[inline(never)]
+#[track_caller]
 fn direct_window<'a, T: Element, B: Built<'a, T>>(
     root: &'a mut Tensor<T>,
     rstate: &'a mut Tracked,
@@ -445,15 +434,16 @@ fn direct_window<'a, T: Element, B: Built<'a, T>>(
 ) -> B {
     let view = window_view(root, &meta);
     let kind = if recording {
-        Kind::Traced(meta)
+        Kind::Traced(meta, mode)
     } else {
         Kind::Direct
     };
-    B::built(Window { view, kind }, root, rstate, mode)
+    B::built(Window { view, kind }, root, rstate)
 }
 
 /// [`window`] past its fast path: [`view`], [`own_alias`].
 #[inline(never)]
+#[track_caller]
 fn window_general<'a, T: Element, B: Built<'a, T>>(
     root: &'a mut Tensor<T>,
     rstate: &'a mut Tracked,
@@ -462,25 +452,26 @@ fn window_general<'a, T: Element, B: Built<'a, T>>(
 ) -> B {
     let (mut view, state) = view(root, rstate, meta, mode);
     own_alias(root, rstate, &mut view, &state);
-    let kind = Kind::General(state);
-    B::built(Window { view, kind }, root, rstate, mode)
+    let kind = Kind::General(state, mode);
+    B::built(Window { view, kind }, root, rstate)
 }
 
-/// Commits the in-place op `op` (functional twin `functional`) that wrote
-/// the [`window`] `w` of `root`.
+/// Commits the in-place op `op` that wrote the [`window`] `w` of `root`
+/// (in the mode `w` was made in).
 #[inline]
 pub fn window_done<T: Element>(
     op: &'static str,
     root: &mut Tensor<T>,
     rstate: &mut Tracked,
     w: &mut Window<T>,
-    mode: Mode,
 ) {
     let functional = super::functional_of(op);
     match &mut w.kind {
-        Kind::Direct => window_end(functional, root, rstate, None, &mut w.view, mode),
-        Kind::Traced(meta) => window_end(functional, root, rstate, Some(meta), &mut w.view, mode),
-        Kind::General(state) => commit_donated(op, root, rstate, &mut w.view, state, mode),
+        Kind::Direct => window_end(functional, root, rstate, None, &mut w.view, Mode::Views),
+        Kind::Traced(meta, mode) => {
+            window_end(functional, root, rstate, Some(meta), &mut w.view, *mode)
+        }
+        Kind::General(state, mode) => commit_donated(op, root, rstate, &mut w.view, state, *mode),
     }
 }
 
@@ -506,7 +497,7 @@ mod tests {
                     let p = std::sync::Arc::as_ptr(&root.storage);
                     let mut w = window(&mut root, &mut rs, ViewMeta::select(0, 1), mode);
                     w.copy_(&row);
-                    window_done("copy_", &mut root, &mut rs, &mut w, mode);
+                    window_done("copy_", &mut root, &mut rs, &mut w);
                     drop(w);
                     let in_place = std::sync::Arc::as_ptr(&root.storage) == p;
                     // (Copies mode: the row is copied out, updated, and
@@ -552,7 +543,7 @@ mod tests {
                             } else {
                                 let mut w = window(&mut root, &mut rs, meta.clone(), mode);
                                 w.add_scaled_(&row, 2.0);
-                                window_done("add_scaled_", &mut root, &mut rs, &mut w, mode);
+                                window_done("add_scaled_", &mut root, &mut rs, &mut w);
                             }
                             (root, keep.map(|k| k.to_vec()))
                         });
@@ -607,7 +598,7 @@ mod tests {
         let mut rs = Tracked::root(&root);
         let mut w = window(&mut root, &mut rs, ViewMeta::t(), Mode::Views);
         w.mul_(2.0);
-        window_done("mul_", &mut root, &mut rs, &mut w, Mode::Views);
+        window_done("mul_", &mut root, &mut rs, &mut w);
         assert_eq!(root.to_vec(), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
     }
 }
