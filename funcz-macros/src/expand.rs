@@ -457,14 +457,14 @@ fn lower_fn(
                     Passing::Value => {
                         prologue.push(pq!(
                             #[allow(unused_mut)]
-                            let mut #input: ::std::vec::Vec<_> = #ident.iter().map(__fz_rt::input).collect();
+                            let mut #input = __fz_rt::inputs(&#ident[..]);
                         ));
                         prologue.push(pq!(let mut #ident = #ident;));
                     }
                     _ => {
                         prologue.push(pq!(let #input = #ident;));
                         prologue.push(pq!(
-                            let mut #ident: ::std::vec::Vec<_> = #input.iter().map(__fz_rt::input).collect();
+                            let mut #ident = __fz_rt::inputs(&#input[..]);
                         ));
                     }
                 }

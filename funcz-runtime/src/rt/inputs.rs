@@ -16,6 +16,20 @@ pub fn input<T: Element>(t: &Tensor<T>) -> Tensor<T> {
     t.handle()
 }
 
+/// A handle to each tensor of an input collection (`params: &mut [Tensor]`,
+/// a `Vec<Tensor>`), in order: [`input`] of each, in one call.
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let ps = vec![Tensor::<f32>::ones(&[2]), Tensor::zeros(&[3])];
+/// let hs = rt::inputs(&ps[..]);
+/// assert_eq!(hs.len(), 2);
+/// assert!(hs[0].same_storage(&ps[0]) && hs[1].same_storage(&ps[1]));
+/// ```
+pub fn inputs<T: Element>(ts: &[Tensor<T>]) -> Vec<Tensor<T>> {
+    ts.iter().map(Tensor::handle).collect()
+}
+
 /// A handle to a tensor a struct or tuple field holds (`self.cache`,
 /// `c.0`), taken at entry: the functionalized body tracks the field like a
 /// tensor input, and its final value is written back into this handle's
