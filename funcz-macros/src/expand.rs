@@ -4,7 +4,7 @@
 //!
 //! Input: `fn f(xs: &mut [Tensor]) { .. }` whose body mutates `xs`.
 //! Output: `rt::check_inputs_disjoint_of(..)`, `let __fz_input_0 = xs;`,
-//! `let mut xs: Vec<_> = __fz_input_0.iter().map(rt::input).collect();`, the
+//! `let mut xs = rt::inputs(&__fz_input_0[..]);`, the
 //! lowered body, then `rt::write_back_all(&__fz_input_0[..], &xs[..])` at
 //! every exit.
 

@@ -252,7 +252,7 @@ pub fn write_back_kept<T: Element>(dst: &[Tensor<T>], values: &[Tensor<T>], repl
 /// ```
 /// use funcz_runtime::{Tensor, rt};
 /// let callers = vec![Tensor::<f32>::zeros(&[1]), Tensor::ones(&[1])];
-/// let body: Vec<_> = callers.iter().map(rt::input).collect();
+/// let body = rt::inputs(&callers[..]);
 /// rt::check_reorder(&callers, &body, "xs", "swap");
 ///
 /// let kept = callers[0].shallow_clone();
@@ -291,7 +291,7 @@ pub fn check_reorder<T: Element>(
 /// ```
 /// use funcz_runtime::{Tensor, rt};
 /// let callers = vec![Tensor::<f32>::zeros(&[1]), Tensor::ones(&[1])];
-/// let mut body: Vec<_> = callers.iter().map(rt::input).collect();
+/// let mut body = rt::inputs(&callers[..]);
 /// let mut replaced = rt::Replaced::default();
 /// body.swap(0, 1);
 /// rt::reordered(&mut body, &mut replaced);
