@@ -6,6 +6,7 @@
     unused_mut,
     unused_variables,
     unused_braces,
+    unused_parens,
     unreachable_code,
     unused_assignments
 )]
@@ -18,6 +19,19 @@ fn bound_but_never_mutated(x: &Tensor) -> Tensor {
     let y = x + &tmp;
     y.add_(1.0);
     y
+}
+
+/// Operands the lowering rewrites get parentheses spanned as the user's
+/// (see tests/op_panic_location.rs): no `unused_parens` warning.
+#[functionalize]
+fn operands_of_operators(x: &mut Tensor, w: &Tensor) -> Tensor {
+    x.add_(1.0);
+    let b = x.mul(2.0);
+    b.sub_(1.0);
+    let y = &b + &*x;
+    let z = &*x * w + &b - (&b);
+    let s = (&b * 2.0).sum();
+    y + z + s.item()
 }
 
 #[functionalize(remove = "mutations_and_views")]
@@ -61,6 +75,10 @@ fn expansions_compile_without_warnings_and_agree() {
     assert_eq!(diverges_after_mutation(&x, false), 6.0 + 10.0 + 8.0 + 3.0);
     let r = std::panic::catch_unwind(|| diverges_after_mutation(&x, true));
     assert!(r.is_err());
+    let mut x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]);
+    let out = operands_of_operators(&mut x, &Tensor::ones(&[3]));
+    assert_eq!(out.to_vec(), vec![37.0, 41.0, 45.0]);
+    assert_eq!(x.to_vec(), vec![2.0, 3.0, 4.0]);
 }
 
 #[functionalize]

@@ -3,8 +3,9 @@
 //! passes the user's arguments in the user's own parentheses (a
 //! `#[track_caller]` op's location is the span from the method's name to
 //! the closing parenthesis; parentheses the macro made put it at the
-//! attribute), and a runtime call that makes a view is spanned at the
-//! user's view method and `#[track_caller]` down to the view op.
+//! attribute), a runtime call that makes a view is spanned at the user's
+//! view method and `#[track_caller]` down to the view op, and an operand
+//! the lowering rewrites keeps the user's span on parentheses around it.
 //!
 //! Each op that panics below ends its line with a `// at: NAME` marker
 //! (or follows a `// at the next line: NAME` line, where rustfmt would
@@ -216,6 +217,34 @@ fn multi_view(x: &Tensor) -> Tensor {
         r.add_(1.0);
     }
     b
+}
+
+#[funcz::functionalize]
+fn operator(x: &Tensor, bad: &Tensor) -> Tensor {
+    let b = x.mul(1.0);
+    b.add_(1.0);
+    &b + bad // at: operator
+}
+
+#[funcz::functionalize]
+fn operator_on_input(x: &mut Tensor, bad: &Tensor) -> Tensor {
+    x.add_(1.0);
+    let y = bad * &*x; // at: operator_on_input
+    y
+}
+
+#[test]
+fn operators_on_tracked_tensors_panic_at_the_users_line() {
+    let x = Tensor::ones(&[2, 3]);
+    assert_panics_at("operator", &["funcz: add:", "[2, 3]", "[4]"], || {
+        drop(operator(&x, &bad()))
+    });
+    let mut y = x.mul(1.0);
+    assert_panics_at(
+        "operator_on_input",
+        &["funcz: mul:", "[4]", "[2, 3]"],
+        || drop(operator_on_input(&mut y, &bad())),
+    );
 }
 
 #[test]

@@ -111,6 +111,38 @@ impl Lowerer<'_> {
                     *e = lowered;
                 }
             }
+            Expr::Binary(b) if !is_compound(&b.op) => {
+                // An operand the lowering rewrites (`&b` read as
+                // `&__fz_v_b.value`) is put in parentheses spanned as the
+                // user's operand: the operator's span, which an op's panic
+                // reports (`#[track_caller]`), runs from the first token of
+                // the left operand to the last of the right one, and the
+                // macro's tokens there made it the attribute's line.
+                let names = [operand_name(&b.left), operand_name(&b.right)];
+                let spans = [b.left.span(), b.right.span()];
+                visit_mut::visit_expr_mut(self, e);
+                if let Expr::Binary(b) = e {
+                    for ((operand, name), at) in [&mut b.left, &mut b.right]
+                        .into_iter()
+                        .zip(names)
+                        .zip(spans)
+                    {
+                        // (The user's own parentheses already carry the span.)
+                        let paren = matches!(**operand, Expr::Paren(_));
+                        if name.is_some() && !paren && operand_name(operand) != name {
+                            let inner = std::mem::replace(
+                                &mut **operand,
+                                Expr::Verbatim(TokenStream::new()),
+                            );
+                            **operand = Expr::Paren(syn::ExprParen {
+                                attrs: Vec::new(),
+                                paren_token: syn::token::Paren(at),
+                                expr: Box::new(inner),
+                            });
+                        }
+                    }
+                }
+            }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 let kind = optable::lookup(&name).map(|i| i.kind);
@@ -383,4 +415,18 @@ fn is_read_view(e: &Expr) -> bool {
         optable::lookup(&m.method.to_string()).map(|i| i.kind),
         Some(OpKind::View { .. } | OpKind::MaybeView { .. })
     ))
+}
+
+/// The variable an operand reads as the user wrote it (`x`, `&x`,
+/// `&mut x`, `*x`, `&*x`, `(x)`): its name; `None` for anything else.
+fn operand_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            Some(p.path.segments[0].ident.to_string())
+        }
+        Expr::Reference(r) => operand_name(&r.expr),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => operand_name(&u.expr),
+        Expr::Paren(p) => operand_name(&p.expr),
+        _ => None,
+    }
 }
