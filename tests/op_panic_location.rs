@@ -5,7 +5,10 @@
 //! the closing parenthesis; parentheses the macro made put it at the
 //! attribute), a runtime call that makes a view is spanned at the user's
 //! view method and `#[track_caller]` down to the view op, and an operand
-//! the lowering rewrites keeps the user's span on parentheses around it.
+//! the lowering rewrites keeps the user's span on parentheses around it. A
+//! fused run of in-place ops reports its first op's line (one call runs
+//! them all; its steps repeat their ops' shape checks from
+//! `#[track_caller]` code).
 //!
 //! Each op that panics below ends its line with a `// at: NAME` marker
 //! (or follows a `// at the next line: NAME` line, where rustfmt would
@@ -217,6 +220,39 @@ fn multi_view(x: &Tensor) -> Tensor {
         r.add_(1.0);
     }
     b
+}
+
+#[funcz::functionalize]
+fn fused_chain(x: &mut Tensor, bad: &Tensor) {
+    x.mul_(1.5).add_(bad).sub_(0.5); // at: fused_chain
+}
+
+#[funcz::functionalize]
+fn fused_scaled(p: &mut Tensor, g: &Tensor, m: &mut Tensor) {
+    m.mul_(0.9).add_scaled_(g, 0.1); // at: fused_scaled
+    p.sub_(&m.mul(0.01));
+}
+
+#[funcz::functionalize]
+fn fused_lerp(p: &mut Tensor, g: &Tensor) {
+    p.mul_(0.5).lerp_(g, 0.3).relu_(); // at: fused_lerp
+}
+
+#[test]
+fn fused_runs_panic_at_the_users_line() {
+    let mut x = Tensor::zeros(&[4, 3]);
+    assert_panics_at("fused_chain", &["funcz: add_:", "[4, 3]", "[4]"], || {
+        fused_chain(&mut x, &bad())
+    });
+    let mut m = Tensor::zeros(&[4, 3]);
+    assert_panics_at(
+        "fused_scaled",
+        &["funcz: add_:", "[4, 3]", "[4]", "'other'"],
+        || fused_scaled(&mut x, &bad(), &mut m),
+    );
+    assert_panics_at("fused_lerp", &["funcz: lerp_:", "[4, 3]", "[4]"], || {
+        fused_lerp(&mut x, &bad())
+    });
 }
 
 #[funcz::functionalize]

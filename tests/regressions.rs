@@ -1110,3 +1110,96 @@ fn regress_an_in_place_op_whose_hoisted_arguments_read_its_root_is_not_one_call(
         vec![f(&ins[0])]
     });
 }
+
+// An in-place op whose operand broadcasts its target to a bigger shape
+// (`y` of shape `[3]`, `y.add_(&w)` with `w` of shape `[2, 3]`) panics in
+// the original ("output with shape [3] doesn't match the broadcast shape
+// [2, 3]"). Where the target is shared with another handle, the
+// functionalized code computes the functional twin (`y.add(&w)`), which
+// broadcasts both ways, and committed its result: the function went on
+// with a `[2, 3]` value, returned it, and wrote it back into the caller's
+// `&mut` tensor. A silently different value. Found while the fused runs'
+// panics were given the user's line: the fused-run property test compares
+// with the op-by-op code, and both took the functional path. Now every
+// commit of a functional result refuses another shape (`rt::kept_shape`),
+// as the in-place op does, with its message.
+variants!(bigger_root, bigger_root_f, bigger_root_fv; fn (x: &mut Tensor, w: &Tensor) -> f32 {
+    // (The operand names `x`: the op takes the donate-or-commit form.)
+    x.add_(&(x.unsqueeze(0) * w));
+    x.sum().item()
+});
+
+variants!(bigger_local, bigger_local_f, bigger_local_fv; fn (w: &Tensor) -> Tensor {
+    let y = w.sum_dim(0, false).mul(0.0);
+    let keep = y.shallow_clone();
+    y.add_(&(y.unsqueeze(0) * w));
+    keep
+});
+
+variants!(bigger_fused, bigger_fused_f, bigger_fused_fv; fn (x: &Tensor, w: &Tensor) -> f32 {
+    x.mul_(w).add_(1.0);
+    x.sum().item()
+});
+
+variants!(bigger_temp, bigger_temp_f, bigger_temp_fv; fn (x: &Tensor, w: &Tensor) -> Tensor {
+    x.mul(2.0).add_(w)
+});
+
+variants!(bigger_view, bigger_view_f, bigger_view_fv; fn (x: &Tensor, w: &Tensor) -> Tensor {
+    let b = x.mul(1.0);
+    let keep = b.shallow_clone();
+    b.narrow(0, 0, 2).add_(&(b.narrow(0, 0, 2).unsqueeze(0) * w));
+    keep
+});
+
+#[test]
+fn regress_an_in_place_op_whose_operand_broadcasts_its_shared_target_bigger_panics() {
+    let expect = |name: &str, shape: &str, big: &str, run: &dyn Fn(usize)| {
+        let want = format!(
+            "funcz: {name}: output with shape {shape} doesn't match the broadcast shape {big}"
+        );
+        for v in 0..3 {
+            let msg = panic_message(|| run(v));
+            assert_eq!(msg, want, "variant {v}");
+        }
+    };
+    let w = Tensor::ones(&[2, 1]);
+    expect("add_", "[3]", "[2, 3]", &|v| {
+        let mut x = Tensor::ones(&[3]);
+        let keep = x.shallow_clone();
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            [bigger_root, bigger_root_f, bigger_root_fv][v](&mut x, &w)
+        }));
+        // The caller's tensor keeps its shape and values.
+        assert_eq!(
+            (x.shape(), x.to_vec()),
+            (&[3][..], vec![1.0; 3]),
+            "variant {v}"
+        );
+        assert_eq!(keep.to_vec(), vec![1.0; 3]);
+        if let Err(e) = r {
+            std::panic::resume_unwind(e);
+        }
+    });
+    let w3 = Tensor::ones(&[2, 3]);
+    expect("add_", "[3]", "[2, 3]", &|v| {
+        drop([bigger_local, bigger_local_f, bigger_local_fv][v](&w3))
+    });
+    expect("mul_", "[3]", "[2, 3]", &|v| {
+        let x = Tensor::ones(&[3]);
+        let _keep = x.shallow_clone();
+        [bigger_fused, bigger_fused_f, bigger_fused_fv][v](&x, &w3);
+    });
+    expect("add_", "[3]", "[2, 3]", &|v| {
+        drop([bigger_temp, bigger_temp_f, bigger_temp_fv][v](
+            &Tensor::ones(&[3]),
+            &w3,
+        ))
+    });
+    expect("add_", "[2]", "[2, 2]", &|v| {
+        drop([bigger_view, bigger_view_f, bigger_view_fv][v](
+            &Tensor::ones(&[3]),
+            &w,
+        ))
+    });
+}

@@ -251,6 +251,12 @@ pub fn normalize_dim(op: &str, dim: i64, ndim: usize) -> usize {
 /// The broadcast shape of `a` and `b` under NumPy/PyTorch rules, or the
 /// first dimension (counted in the result) where they disagree, with the
 /// two sizes there.
+// (`#[inline]`: every in-place op with a scalar operand broadcasts through
+// it; left to itself, the compiler stopped inlining it into
+// `broadcast_shapes` when the fused runs' checks became a second caller of
+// `check_inplace`, and a 1K-element five-op chain took 75 instructions
+// more per call.)
+#[inline]
 pub(crate) fn try_broadcast_shapes(
     a: &[usize],
     b: &[usize],

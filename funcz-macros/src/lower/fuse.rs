@@ -141,22 +141,36 @@ impl Lowerer<'_> {
         // The steps are an array in the caller's frame (nothing is
         // allocated to record them).
         let steps = quote!(&mut [#(#steps),*]);
+        // The call is spanned at the run's first op: a step's panic (its
+        // op's shape checks, which the runtime repeats from
+        // `#[track_caller]` code) reports the user's line.
+        let at = fusible_stmt(&run[0]).expect("a fused run").1.method.span();
+        let run_call = || rt_call(at, "fused_run", quote!(&mut #v, &mut #s, #steps));
+        let kernel_call =
+            |k: &TokenStream| rt_call(at, "fused_run_kernel", quote!(&mut #v, &mut #s, #steps, #k));
         match kernel {
             // `FUNCZ_KERNELS_IN_DEBUG` (set for this workspace's own
             // builds): in every build, so that the tests run them.
             Some(k) if kernels_in_debug() => {
-                pq!(#rt::fused_run_kernel(&mut #v, &mut #s, #steps, #k);)
+                let call = kernel_call(&k);
+                pq!(#call;)
             }
             // The compiled kernel only where the code is optimized (it is
             // the same computation, and each one is a loop the compiler
             // builds for this run alone).
-            Some(k) => pq!({
-                #[cfg(debug_assertions)]
-                #rt::fused_run(&mut #v, &mut #s, #steps);
-                #[cfg(not(debug_assertions))]
-                #rt::fused_run_kernel(&mut #v, &mut #s, #steps, #k);
-            }),
-            None => pq!(#rt::fused_run(&mut #v, &mut #s, #steps);),
+            Some(k) => {
+                let (plain, compiled) = (run_call(), kernel_call(&k));
+                pq!({
+                    #[cfg(debug_assertions)]
+                    #plain;
+                    #[cfg(not(debug_assertions))]
+                    #compiled;
+                })
+            }
+            None => {
+                let call = run_call();
+                pq!(#call;)
+            }
         }
     }
 }

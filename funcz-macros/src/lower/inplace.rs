@@ -75,10 +75,14 @@ impl Lowerer<'_> {
                     self.visit_expr_mut(&mut recv);
                     let t = tmp("__fz_temp");
                     let ca = parens(paren, &args);
+                    // (Its shape kept, as the in-place op's would be: see
+                    // `rt::kept`.)
+                    let new = quote!(#t.#fname #ca);
+                    let kept = rt_call(m.method.span(), "kept", quote!(#op, &#t, #new));
                     return pq!({
                         let #t = #recv;
                         #rt::check_temp(#op, #text, &#t);
-                        #t.#fname #ca
+                        #kept
                     });
                 }
                 crate::diag::inplace_on_untracked(self, &m.receiver, &op);
@@ -146,15 +150,16 @@ impl Lowerer<'_> {
                         } else {
                             stmts.push(pq!(let #new = #v.#fname #ca;));
                         }
-                        stmts.push(pq!(
-                        #rt::commit_from(#op, &mut #rv, &mut #rs, Some((&mut #pv, &mut #ps)), &mut #v, &mut #s, #new);
-                        ))
+                        let place = quote!(Some((&mut #pv, &mut #ps)));
+                        let args = quote!(#op, &mut #rv, &mut #rs, #place, &mut #v, &mut #s, #new);
+                        let call = rt_call(m.method.span(), "commit_from", args);
+                        stmts.push(pq!(#call;))
                     }
                     None if steps_may_copy(&steps) => {
                         stmts.push(pq!(let #new = #v.#fname #ca;));
-                        stmts.push(pq!(
-                            #rt::commit_from(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new);
-                        ))
+                        let args = quote!(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new);
+                        let call = rt_call(m.method.span(), "commit_from", args);
+                        stmts.push(pq!(#call;))
                     }
                     None if matches!(want, Want::Nothing)
                         && hoisted.is_none()
@@ -263,9 +268,11 @@ impl Lowerer<'_> {
                                 )
                             },
                             |a| {
+                                let args = quote!(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new);
+                                let commit = rt_call(m.method.span(), "commit", args);
                                 pq!(
                                     let #new = #v.#fname #a;
-                                    #rt::commit(#op, &mut #rv, &mut #rs, &mut #v, &mut #s, #new);
+                                    #commit;
                                 )
                             },
                         ));
@@ -445,15 +452,24 @@ impl Lowerer<'_> {
                         #rt::donated(#fname, &mut #value);
                     ),
                 },
+                // (A commit refuses a result of another shape than the
+                // value's, as the in-place op would: see `rt::kept`.)
                 |a| match &state {
-                    Some(s) => pq!(
-                        let #new = #value.#f #a;
-                        #rt::commit_root(#op, &mut #value, &mut #s, #new);
-                    ),
-                    None => pq!(
-                        let #new = #value.#f #a;
-                        #value = #new;
-                    ),
+                    Some(s) => {
+                        let args = quote!(#op, &mut #value, &mut #s, #new);
+                        let commit = rt_call(f.span(), "commit_root", args);
+                        pq!(
+                            let #new = #value.#f #a;
+                            #commit;
+                        )
+                    }
+                    None => {
+                        let kept = rt_call(f.span(), "kept", quote!(#op, &#value, #new));
+                        pq!(
+                            let #new = #value.#f #a;
+                            #value = #kept;
+                        )
+                    }
                 },
             ));
         }

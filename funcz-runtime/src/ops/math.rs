@@ -547,16 +547,10 @@ fn addc<T: FloatElement>(
     )
 }
 
-/// The in-place `self += t1 ∘ t2` of `addcmul1_` and `addcdiv1_` (`k` is
-/// `x + a * b` or `x + a / b`), recorded as `op(self, t1, t2, 1.0)`.
+/// The checks of [`addc_in_place`] (also run by a fused run's step before
+/// the op, where a panic reports the caller's line).
 #[track_caller]
-fn addc_in_place<T: FloatElement>(
-    s: &Tensor<T>,
-    t1: &Tensor<T>,
-    t2: &Tensor<T>,
-    op: &'static str,
-    k: impl Fn(T, T, T) -> T,
-) {
+pub(crate) fn check_addc<T: Element>(op: &str, s: &Tensor<T>, t1: &Tensor<T>, t2: &Tensor<T>) {
     check_writable(op, &s.layout);
     assert_no_partial_overlap(op, "tensor1", s, t1);
     assert_no_partial_overlap(op, "tensor2", s, t2);
@@ -571,6 +565,19 @@ fn addc_in_place<T: FloatElement>(
             t2.shape()
         );
     }
+}
+
+/// The in-place `self += t1 ∘ t2` of `addcmul1_` and `addcdiv1_` (`k` is
+/// `x + a * b` or `x + a / b`), recorded as `op(self, t1, t2, 1.0)`.
+#[track_caller]
+fn addc_in_place<T: FloatElement>(
+    s: &Tensor<T>,
+    t1: &Tensor<T>,
+    t2: &Tensor<T>,
+    op: &'static str,
+    k: impl Fn(T, T, T) -> T,
+) {
+    check_addc(op, s, t1, t2);
     trace::op(
         op,
         || vec![s.to_arg(), t1.to_arg(), t2.to_arg(), Arg::Float(1.0)],
@@ -868,8 +875,10 @@ fn bcast_check<T: Element>(op: &str, s: &Tensor<T>, other: &OperandRef<'_, T>) {
     }
 }
 
+/// The checks of `add_` and `sub_` with `alpha` (also run by a fused run's
+/// step before the op).
 #[track_caller]
-fn inplace_check<T: Element>(op: &str, s: &Tensor<T>, other: &OperandRef<'_, T>) {
+pub(crate) fn inplace_check<T: Element>(op: &str, s: &Tensor<T>, other: &OperandRef<'_, T>) {
     check_writable(op, &s.layout);
     if let OperandRef::Tensor(o) = other {
         assert_no_partial_overlap(op, "other", s, o);

@@ -45,6 +45,11 @@ mod stats;
 
 pub use operand::{Operand, OperandRef};
 
+/// The shape checks of the in-place ops a fused run's steps repeat before
+/// each op (see `rt::fuse`), where a panic reports the caller's line.
+pub(crate) use inplace::check_inplace;
+pub(crate) use math::{check_addc, inplace_check};
+
 use crate::element::Element;
 use crate::trace::Arg;
 

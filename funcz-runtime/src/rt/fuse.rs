@@ -34,6 +34,8 @@ use std::sync::RwLockReadGuard;
 
 use crate::element::{Element, FloatElement};
 use crate::ops::fused::{self, BlockFn, Params, View};
+use crate::ops::kernel::check_writable;
+use crate::ops::{OperandRef, check_addc, check_inplace, inplace_check};
 use crate::tensor::Tensor;
 
 use super::donate::{can_donate, can_donate_root, donated};
@@ -265,6 +267,27 @@ struct OpFns<T: Element> {
     functional: FunctionalFn<T>,
     /// The block kernel; `None` if the step never fuses.
     block: Option<BlockFn<T>>,
+    /// The op's own shape checks, which [`Step::check`] repeats before it.
+    check: Check,
+}
+
+/// The shape checks an in-place op runs first, as data: the ops
+/// themselves are reached through function pointers, where a panic
+/// reports the runtime's line, so a step runs its op's checks itself,
+/// from `#[track_caller]` code, when a tensor operand's shape differs
+/// from the target's (the only case they can fail for a writable target).
+#[derive(Clone, Copy)]
+enum Check {
+    /// No tensor operand.
+    None,
+    /// `check_inplace(op, target, [(a, first), (b, second)])` with the
+    /// operands' argument names.
+    Operands(&'static str, Option<&'static str>),
+    /// `inplace_check(name, target, first)` (`add_`/`sub_` with `alpha`).
+    Scaled(&'static str),
+    /// `check_addc(name, target, first, second)` (`addcmul_`/`addcdiv_`
+    /// with the default `value`, which name themselves so).
+    Addc(&'static str),
 }
 
 /// The [`OpFns`] of every op.
@@ -277,6 +300,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, s| with_op!(s.a(), |o| t.add_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.add(o)),
         block: Some(fused::add::<T>),
+        check: Check::Operands("other", None),
     };
 
     const SUB: OpFns<T> = OpFns {
@@ -285,6 +309,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, s| with_op!(s.a(), |o| t.sub_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.sub(o)),
         block: Some(fused::sub::<T>),
+        check: Check::Operands("other", None),
     };
 
     const MUL: OpFns<T> = OpFns {
@@ -293,6 +318,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, s| with_op!(s.a(), |o| t.mul_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.mul(o)),
         block: Some(fused::mul::<T>),
+        check: Check::Operands("other", None),
     };
 
     const DIV: OpFns<T> = OpFns {
@@ -301,6 +327,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, s| with_op!(s.a(), |o| t.div_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.div(o)),
         block: Some(fused::div::<T>),
+        check: Check::Operands("other", None),
     };
 
     const ADD_SCALED: OpFns<T> = OpFns {
@@ -309,6 +336,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, s| with_op!(s.a(), |o| t.add_scaled_in_place(o, s.p().s0)),
         functional: |t, s| with_op!(s.a(), |o| t.add_scaled(o, s.p().s0)),
         block: Some(fused::add_scaled::<T>),
+        check: Check::Scaled("add_"),
     };
 
     const SUB_SCALED: OpFns<T> = OpFns {
@@ -317,6 +345,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, s| with_op!(s.a(), |o| t.sub_scaled_in_place(o, s.p().s0)),
         functional: |t, s| with_op!(s.a(), |o| t.sub_scaled(o, s.p().s0)),
         block: Some(fused::sub_scaled::<T>),
+        check: Check::Scaled("sub_"),
     };
 
     const NEG: OpFns<T> = OpFns {
@@ -325,6 +354,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, _| t.neg_in_place(),
         functional: |t, _| t.neg(),
         block: Some(fused::neg::<T>),
+        check: Check::None,
     };
 
     const ABS: OpFns<T> = OpFns {
@@ -333,6 +363,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, _| t.abs_in_place(),
         functional: |t, _| t.abs(),
         block: Some(fused::abs::<T>),
+        check: Check::None,
     };
 
     const RELU: OpFns<T> = OpFns {
@@ -341,6 +372,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, _| t.relu_in_place(),
         functional: |t, _| t.relu(),
         block: Some(fused::relu::<T>),
+        check: Check::None,
     };
 
     const SIGN: OpFns<T> = OpFns {
@@ -349,6 +381,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, _| t.sign_in_place(),
         functional: |t, _| t.sign(),
         block: Some(fused::sign::<T>),
+        check: Check::None,
     };
 
     const ZERO: OpFns<T> = OpFns {
@@ -357,6 +390,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, _| t.zero_in_place(),
         functional: |t, _| t.zero(),
         block: Some(fused::zero::<T>),
+        check: Check::None,
     };
 
     const FILL: OpFns<T> = OpFns {
@@ -365,6 +399,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, s| t.fill_in_place(s.p().s0),
         functional: |t, s| t.fill(s.p().s0),
         block: Some(fused::fill::<T>),
+        check: Check::None,
     };
 
     const CLAMP: OpFns<T> = OpFns {
@@ -373,6 +408,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, s| t.clamp_in_place(s.p().lo, s.p().hi),
         functional: |t, s| t.clamp(s.p().lo, s.p().hi),
         block: Some(fused::clamp::<T>),
+        check: Check::None,
     };
 
     /// `clamp_` without a bound: the op panics, so it never fuses.
@@ -387,6 +423,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, s| t.clamp_min_in_place(s.p().s0),
         functional: |t, s| t.clamp_min(s.p().s0),
         block: Some(fused::clamp_min::<T>),
+        check: Check::None,
     };
 
     const CLAMP_MAX: OpFns<T> = OpFns {
@@ -395,6 +432,7 @@ impl<T: Element> Ops<T> {
         inplace: |t, s| t.clamp_max_in_place(s.p().s0),
         functional: |t, s| t.clamp_max(s.p().s0),
         block: Some(fused::clamp_max::<T>),
+        check: Check::None,
     };
 }
 
@@ -405,6 +443,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, s| t.hardtanh_in_place(s.p().s0, s.p().s1),
         functional: |t, s| t.hardtanh(s.p().s0, s.p().s1),
         block: Some(fused::hardtanh::<T>),
+        check: Check::None,
     };
 
     const SQRT: OpFns<T> = OpFns {
@@ -413,6 +452,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.sqrt_in_place(),
         functional: |t, _| t.sqrt(),
         block: Some(fused::sqrt::<T>),
+        check: Check::None,
     };
 
     const RSQRT: OpFns<T> = OpFns {
@@ -421,6 +461,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.rsqrt_in_place(),
         functional: |t, _| t.rsqrt(),
         block: Some(fused::rsqrt::<T>),
+        check: Check::None,
     };
 
     const RECIPROCAL: OpFns<T> = OpFns {
@@ -429,6 +470,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.reciprocal_in_place(),
         functional: |t, _| t.reciprocal(),
         block: Some(fused::reciprocal::<T>),
+        check: Check::None,
     };
 
     const EXP: OpFns<T> = OpFns {
@@ -437,6 +479,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.exp_in_place(),
         functional: |t, _| t.exp(),
         block: Some(fused::exp::<T>),
+        check: Check::None,
     };
 
     const LOG: OpFns<T> = OpFns {
@@ -445,6 +488,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.log_in_place(),
         functional: |t, _| t.log(),
         block: Some(fused::log::<T>),
+        check: Check::None,
     };
 
     const SIGMOID: OpFns<T> = OpFns {
@@ -453,6 +497,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.sigmoid_in_place(),
         functional: |t, _| t.sigmoid(),
         block: Some(fused::sigmoid::<T>),
+        check: Check::None,
     };
 
     const TANH: OpFns<T> = OpFns {
@@ -461,6 +506,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.tanh_in_place(),
         functional: |t, _| t.tanh(),
         block: Some(fused::tanh::<T>),
+        check: Check::None,
     };
 
     const SIN: OpFns<T> = OpFns {
@@ -469,6 +515,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.sin_in_place(),
         functional: |t, _| t.sin(),
         block: Some(fused::sin::<T>),
+        check: Check::None,
     };
 
     const COS: OpFns<T> = OpFns {
@@ -477,6 +524,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.cos_in_place(),
         functional: |t, _| t.cos(),
         block: Some(fused::cos::<T>),
+        check: Check::None,
     };
 
     const ERF: OpFns<T> = OpFns {
@@ -485,6 +533,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.erf_in_place(),
         functional: |t, _| t.erf(),
         block: Some(fused::erf::<T>),
+        check: Check::None,
     };
 
     const FLOOR: OpFns<T> = OpFns {
@@ -493,6 +542,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.floor_in_place(),
         functional: |t, _| t.floor(),
         block: Some(fused::floor::<T>),
+        check: Check::None,
     };
 
     const ROUND: OpFns<T> = OpFns {
@@ -501,6 +551,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, _| t.round_in_place(),
         functional: |t, _| t.round(),
         block: Some(fused::round::<T>),
+        check: Check::None,
     };
 
     const POW: OpFns<T> = OpFns {
@@ -509,6 +560,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, s| with_op!(s.a(), |o| t.pow_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.pow(o)),
         block: Some(fused::pow::<T>),
+        check: Check::Operands("exponent", None),
     };
 
     /// `pow_` by a scalar exponent (the block kernel reads it from `p`).
@@ -523,6 +575,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, s| t.addcmul_in_place(s.at(), s.bt(), s.p().s0),
         functional: |t, s| t.addcmul(s.at(), s.bt(), s.p().s0),
         block: Some(fused::addcmul::<T>),
+        check: Check::Operands("tensor1", Some("tensor2")),
     };
 
     const ADDCDIV: OpFns<T> = OpFns {
@@ -531,6 +584,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, s| t.addcdiv_in_place(s.at(), s.bt(), s.p().s0),
         functional: |t, s| t.addcdiv(s.at(), s.bt(), s.p().s0),
         block: Some(fused::addcdiv::<T>),
+        check: Check::Operands("tensor1", Some("tensor2")),
     };
 
     const ADDCMUL1: OpFns<T> = OpFns {
@@ -539,6 +593,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, s| t.addcmul1_in_place(s.at(), s.bt()),
         functional: |t, s| t.addcmul1(s.at(), s.bt()),
         block: Some(fused::addcmul1::<T>),
+        check: Check::Addc("addcmul_"),
     };
 
     const ADDCDIV1: OpFns<T> = OpFns {
@@ -547,6 +602,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, s| t.addcdiv1_in_place(s.at(), s.bt()),
         functional: |t, s| t.addcdiv1(s.at(), s.bt()),
         block: Some(fused::addcdiv1::<T>),
+        check: Check::Addc("addcdiv_"),
     };
 
     const LERP: OpFns<T> = OpFns {
@@ -555,6 +611,7 @@ impl<T: FloatElement> Ops<T> {
         inplace: |t, s| with_op!(s.b(), |w| t.lerp_in_place(s.at(), w)),
         functional: |t, s| with_op!(s.b(), |w| t.lerp(s.at(), w)),
         block: Some(fused::lerp::<T>),
+        check: Check::Operands("end", Some("weight")),
     };
 
     /// `lerp_` by a scalar weight (the block kernel reads it from `p`).
@@ -669,11 +726,60 @@ impl<'a, T: Element> Step<'a, T> {
         Args { step: self }
     }
 
+    /// The in-place op's own shape checks ([`Check`]), run before it from
+    /// `#[track_caller]` code (the op, reached through a function pointer,
+    /// would report the runtime's line), when they can fail: a tensor
+    /// operand whose shape is not the target's (a scalar always
+    /// broadcasts). The same panic, at the same point of the run. (The
+    /// functional twin, run where the target is shared, panics as the
+    /// generated op-by-op code does, and its commit refuses a result of
+    /// another shape, see [`kept_shape`](super::kept_shape).)
+    #[inline(always)]
+    #[track_caller]
+    fn check(&self, t: &Tensor<T>) {
+        // (`Dims`' comparison: a loop, not a `memcmp` call.)
+        let differs = |slot: &Option<StepOperand<'_, T>>| match slot {
+            Some(StepOperand::Tensor(o)) => o.layout.shape != t.layout.shape,
+            _ => false,
+        };
+        if differs(&self.a) || differs(&self.b) {
+            self.check_shapes(t);
+        }
+    }
+
+    /// [`Self::check`] for operands of other shapes (broadcast, or wrong).
+    #[inline(never)]
+    #[track_caller]
+    fn check_shapes(&self, t: &Tensor<T>) {
+        let op = self.fns.op;
+        let arg = |slot: &Option<StepOperand<'a, T>>| match *slot {
+            Some(StepOperand::Scalar(v)) => OperandRef::Scalar(v),
+            Some(StepOperand::Tensor(o)) => OperandRef::Tensor(o),
+            None => unreachable!("funcz: internal: a checked step without its operand"),
+        };
+        match self.fns.check {
+            Check::None => {}
+            Check::Operands(a, None) => check_inplace(op, t, &[(a, arg(&self.a))]),
+            Check::Operands(a, Some(b)) => {
+                check_inplace(op, t, &[(a, arg(&self.a)), (b, arg(&self.b))])
+            }
+            Check::Scaled(name) => inplace_check(name, t, &arg(&self.a)),
+            Check::Addc(name) => {
+                if let (Some(StepOperand::Tensor(x)), Some(StepOperand::Tensor(y))) =
+                    (&self.a, &self.b)
+                {
+                    check_addc(name, t, x, y)
+                }
+            }
+        }
+    }
+
     /// Runs the step on the tracked root, as generated code runs one op.
     #[inline]
     #[track_caller]
     fn run_root(&mut self, root: &mut Tensor<T>, state: &mut Tracked) {
         if can_donate_root(root, state) {
+            self.check(root);
             (self.fns.inplace)(root, &self.args());
             donated_root(self.fns.op, root, state);
         } else {
@@ -684,12 +790,16 @@ impl<'a, T: Element> Step<'a, T> {
 
     /// Runs the step on a fresh value, as generated code runs one op.
     #[inline]
+    #[track_caller]
     fn run_value(&mut self, t: &mut Tensor<T>) {
         if can_donate(t) {
+            self.check(t);
             (self.fns.inplace)(t, &self.args());
             donated(self.fns.func, t);
         } else {
-            *t = (self.fns.functional)(t, &self.args());
+            let new = (self.fns.functional)(t, &self.args());
+            super::kept_shape(self.fns.op, t, &new);
+            *t = new;
         }
     }
 }
@@ -1507,6 +1617,7 @@ pub fn fused_root_any<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, mut
     if overlaps {
         // Each step panics as the unfused code does (after the first ran).
         for s in steps {
+            check_writable(s.fns.op, &root.layout);
             s.run_root(root, state);
         }
         return;
@@ -1521,19 +1632,23 @@ pub fn fused_root_any<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, mut
         // count as a handle), so the test holds for each step.
         let tracing = crate::trace::is_recording();
         for s in steps {
+            s.check(root);
             (s.fns.inplace)(root, &s.args());
             if tracing {
                 donated(s.fns.func, root);
-            } else {
-                // `donated` without a trace: the fresh identity only.
-                root.id = crate::tensor::fresh_id();
             }
             state.bump();
         }
+        // (Without a trace, the root keeps its identity, as a window's
+        // does (see `window_end`): an identity only tells handles apart,
+        // and `root` is still the same handle, its buffer changed in place
+        // as the original's tensor is, so the exit's write-back sees at
+        // once that there is nothing to copy.)
         return;
     }
     for s in steps {
         if can_donate_root(root, state) {
+            s.check(root);
             (s.fns.inplace)(root, &s.args());
             donated(s.fns.func, root);
             state.bump();

@@ -85,10 +85,12 @@ macro_rules! mode_api {
             fn window<T>(root: &mut Tensor<T>, rstate: &mut Tracked, meta: ViewMeta) -> Window<T>;
             #[track_caller]
             fn window_var<T>(v: &mut Var<T>, meta: ViewMeta) -> Window<T>;
+            #[track_caller]
             fn commit<T>(
                 op: &str, root: &mut Tensor<T>, rstate: &mut Tracked, value: &mut Tensor<T>,
                 state: &mut Tracked, new: Tensor<T>,
             );
+            #[track_caller]
             fn commit_from<T>(
                 op: &str, root: &mut Tensor<T>, rstate: &mut Tracked,
                 place: Option<(&mut Tensor<T>, &mut Tracked)>, value: &mut Tensor<T>,

@@ -582,6 +582,7 @@ dispatch_f32! {
     /// The alias's old value is dropped first, so that a root it was a view of
     /// can be uniquely held again; a uniquely held root then takes the write
     /// as an in-window scatter into its own buffer (see `writeback_into`).
+    #[track_caller]
     pub fn commit<T: Element>(
         op: &str => same,
         root: &mut Tensor<T> => cast_mut,
@@ -594,6 +595,7 @@ dispatch_f32! {
 }
 
 /// The generic body of [`commit`].
+#[track_caller]
 fn commit_any<T: Element>(
     op: &str,
     root: &mut Tensor<T>,
@@ -604,6 +606,7 @@ fn commit_any<T: Element>(
     mode: Mode,
 ) {
     check_overlap(op, &state.orig);
+    super::kept_shape(op, value, &new);
     *value = new;
     commit_value(op, root, rstate, value, state, false, mode);
 }
@@ -846,6 +849,7 @@ dispatch_f32! {
     /// mutation is written back into `place` through the views in between, not
     /// into `root`; if a `reshape` in the statement itself copied, only the
     /// temporary copy changes, as in the original program.
+    #[track_caller]
     pub fn commit_from<T: Element>(
         op: &str => same,
         root: &mut Tensor<T> => cast_mut,
@@ -860,6 +864,7 @@ dispatch_f32! {
 
 /// The generic body of [`commit_from`].
 #[allow(clippy::too_many_arguments)]
+#[track_caller]
 fn commit_from_any<T: Element>(
     op: &str,
     root: &mut Tensor<T>,
@@ -871,6 +876,7 @@ fn commit_from_any<T: Element>(
     mode: Mode,
 ) {
     check_overlap(op, &state.orig);
+    super::kept_shape(op, value, &new);
     *value = new;
     if let Some((place, pstate)) = place
         && let (Some(p), Some(s)) = (&mut pstate.detached, &state.detached)
@@ -930,6 +936,7 @@ fn writeback_root<T: Element>(
 
 dispatch_f32! {
     /// Commits `new` as the value of a root after the in-place op `op`.
+    #[track_caller]
     pub fn commit_root<T: Element>(
         op: &str => same,
         root: &mut Tensor<T> => cast_mut,
@@ -939,6 +946,7 @@ dispatch_f32! {
 }
 
 /// The generic body of [`commit_root`].
+#[track_caller]
 fn commit_root_any<T: Element>(
     op: &str,
     root: &mut Tensor<T>,
@@ -946,6 +954,11 @@ fn commit_root_any<T: Element>(
     new: Tensor<T>,
 ) {
     check_overlap(op, &rstate.orig);
+    // (`resize_`, the one in-place op that sets the shape, commits its
+    // result here too.)
+    if op != "resize_" {
+        super::kept_shape(op, root, &new);
+    }
     *root = new;
     root_committed(op, root, rstate);
 }
