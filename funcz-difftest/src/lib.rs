@@ -150,6 +150,10 @@ impl Drop for MinFused {
 /// The message of the runtime's (and PyTorch's) memory-overlap error.
 const OVERLAP_ERROR: &str = "refer to a single memory location";
 
+/// The message of an in-place op whose operands broadcast its target to a
+/// bigger shape (the generator makes a few on purpose).
+const BIGGER_ERROR: &str = "doesn't match the broadcast shape";
+
 /// Checks one program under one `(n, flag)`; `Err` describes the first
 /// divergence.
 ///
@@ -166,6 +170,11 @@ pub fn check_once(p: &Program, n: usize, flag: bool) -> Result<(), String> {
         // tensor (`x.t().mul_(&x)`) raises in PyTorch and in the runtime.
         // The generator avoids them by construction (it clones such
         // operands): one is a generator bug, reported as such.
+        // An in-place op made to broadcast its target bigger: every
+        // variant must panic with the same message.
+        Err(e) if panic_message(&*e).contains(BIGGER_ERROR) => {
+            return all_panic_alike(p, &inputs, n, flag, &panic_message(&*e));
+        }
         Err(e) if panic_message(&*e).contains(OVERLAP_ERROR) => {
             return Err(format!(
                 "the original raised the memory-overlap error (a generator bug: an operand \
@@ -218,6 +227,48 @@ pub fn check_once(p: &Program, n: usize, flag: bool) -> Result<(), String> {
         };
         let out = run.map_err(|e| untraced(format!("panicked: {}", panic_message(&*e))))?;
         compare(p, &out0, &ins0, &out, &ins).map_err(untraced)?;
+    }
+    Ok(())
+}
+
+/// Where the original panicked with `expected`: each functionalized
+/// variant, traced and untraced, panics with the same message (its value,
+/// had it gone on, would have been one the original never computes).
+fn all_panic_alike(
+    p: &Program,
+    inputs: &[Tensor],
+    n: usize,
+    flag: bool,
+    expected: &str,
+) -> Result<(), String> {
+    for (v, variant) in VARIANTS.iter().enumerate().skip(1) {
+        for traced in [true, false] {
+            let mut ins: Vec<Tensor> = inputs.iter().map(Tensor::clone).collect();
+            let run = catch_unwind(AssertUnwindSafe(|| {
+                if traced {
+                    let tracer = Tracer::new(&format!("p{}", p.index));
+                    drop(tracer.run(|| (p.run)(v, &mut ins, n, flag)));
+                } else {
+                    let _fuse = MinFused::set(if p.fuse_small { 0 } else { 2048 });
+                    drop((p.run)(v, &mut ins, n, flag));
+                }
+            }));
+            let how = if traced { "traced" } else { "untraced" };
+            match run {
+                Ok(()) => {
+                    return Err(format!(
+                        "{variant} ({how}) ran to its end where the original panicked: {expected}"
+                    ));
+                }
+                Err(e) if panic_message(&*e) != expected => {
+                    return Err(format!(
+                        "{variant} ({how}) panicked with {:?} where the original panicked with {expected:?}",
+                        panic_message(&*e)
+                    ));
+                }
+                Err(_) => {}
+            }
+        }
     }
     Ok(())
 }
