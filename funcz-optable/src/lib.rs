@@ -217,10 +217,9 @@ mod tests {
         }
     }
 
-    /// The runtime's commits take the in-place name alone and record its
-    /// functional twin as the name without the trailing `_`
-    /// (`funcz_runtime::rt::functional_of`): a row named otherwise would be
-    /// traced under a wrong name.
+    /// Every in-place row is its functional twin's name plus `_`, as
+    /// PyTorch's ops are: generated code names the in-place op alone, and
+    /// the trace names the functional node from this table.
     #[test]
     fn every_inplace_twin_is_its_name_without_the_underscore() {
         let mut n = 0;

@@ -43,8 +43,8 @@ pub(super) struct MultiRun {
     body: TokenStream,
     /// The kernel's parameter structs (one per step with parameters).
     param_structs: TokenStream,
-    /// Every in-place op on a root: the root and the functional name.
-    steps: Vec<(usize, String)>,
+    /// Every in-place op on a root: the root's position.
+    steps: Vec<usize>,
     /// In-place ops in all (on roots and temporaries).
     ops: usize,
 }
@@ -302,11 +302,13 @@ impl Lowerer<'_> {
                         .extend(quote!(let #var = #rt::k::#f(#var, #(#operands,)* #p);));
                     plan.ops += 1;
                     if let Some(r) = root {
-                        let functional = match optable::lookup(&name).map(|i| i.kind) {
-                            Some(OpKind::Inplace { functional }) => functional.to_string(),
-                            _ => return false,
-                        };
-                        plan.steps.push((r, functional));
+                        if !matches!(
+                            optable::lookup(&name).map(|i| i.kind),
+                            Some(OpKind::Inplace { .. })
+                        ) {
+                            return false;
+                        }
+                        plan.steps.push(r);
                     }
                 }
                 true
@@ -641,11 +643,11 @@ impl Lowerer<'_> {
         let steps: Vec<TokenStream> = plan
             .steps
             .iter()
-            .map(|(r, f)| {
+            .map(|r| {
                 let r = proc_macro2::Literal::u8_unsuffixed(
                     u8::try_from(*r).expect("at most 32 roots"),
                 );
-                quote!((#r, #f))
+                quote!(#r)
             })
             .collect();
         let (nr, nl) = (

@@ -385,7 +385,6 @@ impl Lowerer<'_> {
             }
         };
         let inplace = Ident::new(op, f.span());
-        let fname = f.to_string();
         // The test: an input's buffer may be updated in place while the
         // caller's tensor is its only other handle (see `rt::Tracked::input`).
         let test: Stmt = match (place, &state) {
@@ -434,7 +433,7 @@ impl Lowerer<'_> {
             stmts.push(match (&state, &var) {
                 (Some(_), Some(x)) => pq!(#rt::donated_var(#op, &mut #x);),
                 (Some(s), None) => pq!(#rt::donated_root(#op, &mut #value, &mut #s);),
-                (None, _) => pq!(#rt::donated(#fname, &mut #value);),
+                (None, _) => pq!(#rt::donated(&mut #value);),
             });
         } else {
             stmts.push(donating_update(
@@ -449,7 +448,7 @@ impl Lowerer<'_> {
                     ),
                     None => pq!(
                         #value.#inplace #a;
-                        #rt::donated(#fname, &mut #value);
+                        #rt::donated(&mut #value);
                     ),
                 },
                 // (A commit refuses a result of another shape than the

@@ -466,11 +466,12 @@ fn parens(paren: Span, inner: impl ToTokens) -> proc_macro2::Group {
 }
 
 /// `__fz_rt::name(args)`, every token of the callee and the parentheses at
-/// `at`, the user's view method (`narrow` in `x.narrow(0, pos, 1)`): a
-/// view's panic (an index out of range) then reports the user's line, as
-/// the original's does, through the runtime's `#[track_caller]` view
-/// functions (see [`parens`]). Only the callee's path is the user's; its
-/// arguments keep their own spans.
+/// `at`, a token of the user's call (the view's method in `x.narrow(0, pos,
+/// 1)`, the op's in a commit): a panic in the runtime's `#[track_caller]`
+/// functions (a view's index out of range, a result of another shape)
+/// then reports the user's line, as the original's does (see [`parens`]).
+/// Only the callee's path and parentheses are the user's; the arguments
+/// keep their own spans (the temporaries their mixed-site hygiene).
 fn rt_call(at: Span, name: &str, args: TokenStream) -> TokenStream {
     let f = Ident::new(name, at);
     let g = parens(at, args);

@@ -27,7 +27,7 @@
 //! assert!(rt::can_donate(&y));
 //! let old = y.id();
 //! y.mul_(10.0); // y = mul(y, 10.0), computed in y's buffer
-//! rt::donated("mul", &mut y);
+//! rt::donated(&mut y);
 //! assert_ne!(y.id(), old);
 //! assert_eq!(y.to_vec(), vec![20.0, 30.0]);
 //! let z = y.shallow_clone(); // another handle: no longer donatable
@@ -130,12 +130,13 @@ fn can_donate_alias_any<T: Element>(
 /// Gives `t` a fresh identity after generated code ran an in-place op on
 /// its donated buffer ([`can_donate`] or [`can_donate_alias`] said yes):
 /// the same buffer now holds a new value. If a trace is recording, the
-/// in-place op's node is recorded instead as its functional twin
-/// `functional` (`add_(x, y)` becomes `add(x, y)`) producing that value.
-pub fn donated<T: Element>(functional: &'static str, t: &mut Tensor<T>) {
+/// in-place op's node is recorded instead as its functional twin (`add_(x,
+/// y)` becomes `add(x, y)`, the op table's twin of the node's op)
+/// producing that value.
+pub fn donated<T: Element>(t: &mut Tensor<T>) {
     let old = t.id;
     t.id = crate::tensor::fresh_id();
-    crate::trace::record_as_functional(old, functional, t.id);
+    crate::trace::record_as_functional(old, t.id);
 }
 
 #[cfg(test)]

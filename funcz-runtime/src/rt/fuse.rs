@@ -261,8 +261,6 @@ struct OpFns<T: Element> {
     /// The in-place method's name (`add_scaled_`), as generated code
     /// passes it to [`donated_root`] and [`commit_root`].
     op: &'static str,
-    /// The functional twin's method name (`add_scaled`).
-    func: &'static str,
     inplace: InplaceFn<T>,
     functional: FunctionalFn<T>,
     /// The block kernel; `None` if the step never fuses.
@@ -296,7 +294,6 @@ struct Ops<T>(std::marker::PhantomData<T>);
 impl<T: Element> Ops<T> {
     const ADD: OpFns<T> = OpFns {
         op: "add_",
-        func: "add",
         inplace: |t, s| with_op!(s.a(), |o| t.add_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.add(o)),
         block: Some(fused::add::<T>),
@@ -305,7 +302,6 @@ impl<T: Element> Ops<T> {
 
     const SUB: OpFns<T> = OpFns {
         op: "sub_",
-        func: "sub",
         inplace: |t, s| with_op!(s.a(), |o| t.sub_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.sub(o)),
         block: Some(fused::sub::<T>),
@@ -314,7 +310,6 @@ impl<T: Element> Ops<T> {
 
     const MUL: OpFns<T> = OpFns {
         op: "mul_",
-        func: "mul",
         inplace: |t, s| with_op!(s.a(), |o| t.mul_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.mul(o)),
         block: Some(fused::mul::<T>),
@@ -323,7 +318,6 @@ impl<T: Element> Ops<T> {
 
     const DIV: OpFns<T> = OpFns {
         op: "div_",
-        func: "div",
         inplace: |t, s| with_op!(s.a(), |o| t.div_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.div(o)),
         block: Some(fused::div::<T>),
@@ -332,7 +326,6 @@ impl<T: Element> Ops<T> {
 
     const ADD_SCALED: OpFns<T> = OpFns {
         op: "add_scaled_",
-        func: "add_scaled",
         inplace: |t, s| with_op!(s.a(), |o| t.add_scaled_in_place(o, s.p().s0)),
         functional: |t, s| with_op!(s.a(), |o| t.add_scaled(o, s.p().s0)),
         block: Some(fused::add_scaled::<T>),
@@ -341,7 +334,6 @@ impl<T: Element> Ops<T> {
 
     const SUB_SCALED: OpFns<T> = OpFns {
         op: "sub_scaled_",
-        func: "sub_scaled",
         inplace: |t, s| with_op!(s.a(), |o| t.sub_scaled_in_place(o, s.p().s0)),
         functional: |t, s| with_op!(s.a(), |o| t.sub_scaled(o, s.p().s0)),
         block: Some(fused::sub_scaled::<T>),
@@ -350,7 +342,6 @@ impl<T: Element> Ops<T> {
 
     const NEG: OpFns<T> = OpFns {
         op: "neg_",
-        func: "neg",
         inplace: |t, _| t.neg_in_place(),
         functional: |t, _| t.neg(),
         block: Some(fused::neg::<T>),
@@ -359,7 +350,6 @@ impl<T: Element> Ops<T> {
 
     const ABS: OpFns<T> = OpFns {
         op: "abs_",
-        func: "abs",
         inplace: |t, _| t.abs_in_place(),
         functional: |t, _| t.abs(),
         block: Some(fused::abs::<T>),
@@ -368,7 +358,6 @@ impl<T: Element> Ops<T> {
 
     const RELU: OpFns<T> = OpFns {
         op: "relu_",
-        func: "relu",
         inplace: |t, _| t.relu_in_place(),
         functional: |t, _| t.relu(),
         block: Some(fused::relu::<T>),
@@ -377,7 +366,6 @@ impl<T: Element> Ops<T> {
 
     const SIGN: OpFns<T> = OpFns {
         op: "sign_",
-        func: "sign",
         inplace: |t, _| t.sign_in_place(),
         functional: |t, _| t.sign(),
         block: Some(fused::sign::<T>),
@@ -386,7 +374,6 @@ impl<T: Element> Ops<T> {
 
     const ZERO: OpFns<T> = OpFns {
         op: "zero_",
-        func: "zero",
         inplace: |t, _| t.zero_in_place(),
         functional: |t, _| t.zero(),
         block: Some(fused::zero::<T>),
@@ -395,7 +382,6 @@ impl<T: Element> Ops<T> {
 
     const FILL: OpFns<T> = OpFns {
         op: "fill_",
-        func: "fill",
         inplace: |t, s| t.fill_in_place(s.p().s0),
         functional: |t, s| t.fill(s.p().s0),
         block: Some(fused::fill::<T>),
@@ -404,7 +390,6 @@ impl<T: Element> Ops<T> {
 
     const CLAMP: OpFns<T> = OpFns {
         op: "clamp_",
-        func: "clamp",
         inplace: |t, s| t.clamp_in_place(s.p().lo, s.p().hi),
         functional: |t, s| t.clamp(s.p().lo, s.p().hi),
         block: Some(fused::clamp::<T>),
@@ -419,7 +404,6 @@ impl<T: Element> Ops<T> {
 
     const CLAMP_MIN: OpFns<T> = OpFns {
         op: "clamp_min_",
-        func: "clamp_min",
         inplace: |t, s| t.clamp_min_in_place(s.p().s0),
         functional: |t, s| t.clamp_min(s.p().s0),
         block: Some(fused::clamp_min::<T>),
@@ -428,7 +412,6 @@ impl<T: Element> Ops<T> {
 
     const CLAMP_MAX: OpFns<T> = OpFns {
         op: "clamp_max_",
-        func: "clamp_max",
         inplace: |t, s| t.clamp_max_in_place(s.p().s0),
         functional: |t, s| t.clamp_max(s.p().s0),
         block: Some(fused::clamp_max::<T>),
@@ -439,7 +422,6 @@ impl<T: Element> Ops<T> {
 impl<T: FloatElement> Ops<T> {
     const HARDTANH: OpFns<T> = OpFns {
         op: "hardtanh_",
-        func: "hardtanh",
         inplace: |t, s| t.hardtanh_in_place(s.p().s0, s.p().s1),
         functional: |t, s| t.hardtanh(s.p().s0, s.p().s1),
         block: Some(fused::hardtanh::<T>),
@@ -448,7 +430,6 @@ impl<T: FloatElement> Ops<T> {
 
     const SQRT: OpFns<T> = OpFns {
         op: "sqrt_",
-        func: "sqrt",
         inplace: |t, _| t.sqrt_in_place(),
         functional: |t, _| t.sqrt(),
         block: Some(fused::sqrt::<T>),
@@ -457,7 +438,6 @@ impl<T: FloatElement> Ops<T> {
 
     const RSQRT: OpFns<T> = OpFns {
         op: "rsqrt_",
-        func: "rsqrt",
         inplace: |t, _| t.rsqrt_in_place(),
         functional: |t, _| t.rsqrt(),
         block: Some(fused::rsqrt::<T>),
@@ -466,7 +446,6 @@ impl<T: FloatElement> Ops<T> {
 
     const RECIPROCAL: OpFns<T> = OpFns {
         op: "reciprocal_",
-        func: "reciprocal",
         inplace: |t, _| t.reciprocal_in_place(),
         functional: |t, _| t.reciprocal(),
         block: Some(fused::reciprocal::<T>),
@@ -475,7 +454,6 @@ impl<T: FloatElement> Ops<T> {
 
     const EXP: OpFns<T> = OpFns {
         op: "exp_",
-        func: "exp",
         inplace: |t, _| t.exp_in_place(),
         functional: |t, _| t.exp(),
         block: Some(fused::exp::<T>),
@@ -484,7 +462,6 @@ impl<T: FloatElement> Ops<T> {
 
     const LOG: OpFns<T> = OpFns {
         op: "log_",
-        func: "log",
         inplace: |t, _| t.log_in_place(),
         functional: |t, _| t.log(),
         block: Some(fused::log::<T>),
@@ -493,7 +470,6 @@ impl<T: FloatElement> Ops<T> {
 
     const SIGMOID: OpFns<T> = OpFns {
         op: "sigmoid_",
-        func: "sigmoid",
         inplace: |t, _| t.sigmoid_in_place(),
         functional: |t, _| t.sigmoid(),
         block: Some(fused::sigmoid::<T>),
@@ -502,7 +478,6 @@ impl<T: FloatElement> Ops<T> {
 
     const TANH: OpFns<T> = OpFns {
         op: "tanh_",
-        func: "tanh",
         inplace: |t, _| t.tanh_in_place(),
         functional: |t, _| t.tanh(),
         block: Some(fused::tanh::<T>),
@@ -511,7 +486,6 @@ impl<T: FloatElement> Ops<T> {
 
     const SIN: OpFns<T> = OpFns {
         op: "sin_",
-        func: "sin",
         inplace: |t, _| t.sin_in_place(),
         functional: |t, _| t.sin(),
         block: Some(fused::sin::<T>),
@@ -520,7 +494,6 @@ impl<T: FloatElement> Ops<T> {
 
     const COS: OpFns<T> = OpFns {
         op: "cos_",
-        func: "cos",
         inplace: |t, _| t.cos_in_place(),
         functional: |t, _| t.cos(),
         block: Some(fused::cos::<T>),
@@ -529,7 +502,6 @@ impl<T: FloatElement> Ops<T> {
 
     const ERF: OpFns<T> = OpFns {
         op: "erf_",
-        func: "erf",
         inplace: |t, _| t.erf_in_place(),
         functional: |t, _| t.erf(),
         block: Some(fused::erf::<T>),
@@ -538,7 +510,6 @@ impl<T: FloatElement> Ops<T> {
 
     const FLOOR: OpFns<T> = OpFns {
         op: "floor_",
-        func: "floor",
         inplace: |t, _| t.floor_in_place(),
         functional: |t, _| t.floor(),
         block: Some(fused::floor::<T>),
@@ -547,7 +518,6 @@ impl<T: FloatElement> Ops<T> {
 
     const ROUND: OpFns<T> = OpFns {
         op: "round_",
-        func: "round",
         inplace: |t, _| t.round_in_place(),
         functional: |t, _| t.round(),
         block: Some(fused::round::<T>),
@@ -556,7 +526,6 @@ impl<T: FloatElement> Ops<T> {
 
     const POW: OpFns<T> = OpFns {
         op: "pow_",
-        func: "pow",
         inplace: |t, s| with_op!(s.a(), |o| t.pow_in_place(o)),
         functional: |t, s| with_op!(s.a(), |o| t.pow(o)),
         block: Some(fused::pow::<T>),
@@ -571,7 +540,6 @@ impl<T: FloatElement> Ops<T> {
 
     const ADDCMUL: OpFns<T> = OpFns {
         op: "addcmul_",
-        func: "addcmul",
         inplace: |t, s| t.addcmul_in_place(s.at(), s.bt(), s.p().s0),
         functional: |t, s| t.addcmul(s.at(), s.bt(), s.p().s0),
         block: Some(fused::addcmul::<T>),
@@ -580,7 +548,6 @@ impl<T: FloatElement> Ops<T> {
 
     const ADDCDIV: OpFns<T> = OpFns {
         op: "addcdiv_",
-        func: "addcdiv",
         inplace: |t, s| t.addcdiv_in_place(s.at(), s.bt(), s.p().s0),
         functional: |t, s| t.addcdiv(s.at(), s.bt(), s.p().s0),
         block: Some(fused::addcdiv::<T>),
@@ -589,7 +556,6 @@ impl<T: FloatElement> Ops<T> {
 
     const ADDCMUL1: OpFns<T> = OpFns {
         op: "addcmul1_",
-        func: "addcmul1",
         inplace: |t, s| t.addcmul1_in_place(s.at(), s.bt()),
         functional: |t, s| t.addcmul1(s.at(), s.bt()),
         block: Some(fused::addcmul1::<T>),
@@ -598,7 +564,6 @@ impl<T: FloatElement> Ops<T> {
 
     const ADDCDIV1: OpFns<T> = OpFns {
         op: "addcdiv1_",
-        func: "addcdiv1",
         inplace: |t, s| t.addcdiv1_in_place(s.at(), s.bt()),
         functional: |t, s| t.addcdiv1(s.at(), s.bt()),
         block: Some(fused::addcdiv1::<T>),
@@ -607,7 +572,6 @@ impl<T: FloatElement> Ops<T> {
 
     const LERP: OpFns<T> = OpFns {
         op: "lerp_",
-        func: "lerp",
         inplace: |t, s| with_op!(s.b(), |w| t.lerp_in_place(s.at(), w)),
         functional: |t, s| with_op!(s.b(), |w| t.lerp(s.at(), w)),
         block: Some(fused::lerp::<T>),
@@ -795,7 +759,7 @@ impl<'a, T: Element> Step<'a, T> {
         if can_donate(t) {
             self.check(t);
             (self.fns.inplace)(t, &self.args());
-            donated(self.fns.func, t);
+            donated(t);
         } else {
             let new = (self.fns.functional)(t, &self.args());
             super::kept_shape(self.fns.op, t, &new);
@@ -1607,8 +1571,8 @@ pub fn fused_root_any<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, mut
     }
     let overlaps = state.original_overlaps();
     if !overlaps && fusable(&f, root) && can_donate_root(root, state) && fused_pass(root, &f) {
-        for s in f.steps() {
-            donated(s.fns.func, root);
+        for _ in f.steps() {
+            donated(root);
             state.bump();
         }
         return;
@@ -1635,7 +1599,7 @@ pub fn fused_root_any<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, mut
             s.check(root);
             (s.fns.inplace)(root, &s.args());
             if tracing {
-                donated(s.fns.func, root);
+                donated(root);
             }
             state.bump();
         }
@@ -1650,7 +1614,7 @@ pub fn fused_root_any<T: Element>(root: &mut Tensor<T>, state: &mut Tracked, mut
         if can_donate_root(root, state) {
             s.check(root);
             (s.fns.inplace)(root, &s.args());
-            donated(s.fns.func, root);
+            donated(root);
             state.bump();
         } else {
             let new = (s.fns.functional)(root, &s.args());
@@ -1748,8 +1712,8 @@ pub fn fused_value_any<T: Element>(t: &mut Tensor<T>, mut f: Fusion<'_, T>) {
         return;
     }
     if fusable(&f, t) && can_donate(t) && fused_pass(t, &f) {
-        for s in f.steps() {
-            donated(s.fns.func, t);
+        for _ in f.steps() {
+            donated(t);
         }
         return;
     }

@@ -8,7 +8,7 @@
 //! as usual, run whenever [`fused_elems`] declines.
 //!
 //! Input (an Adam step): `m[i].mul_(b1).add_(&(&grads[i] * (1.0 - b1))); ... params[i].addcdiv_(&m[i], &denom, c);`
-//! Output: `if !(rt::elems_fusable() && rt::fused_elems([&mut m[i], ...], [..callers..], &[(0, "mul"), ...],
+//! Output: `if !(rt::elems_fusable() && rt::fused_elems([&mut m[i], ...], [..callers..], &[0, ...],
 //! [rt::IntoFuseArg::into_fuse_arg(b1), ...], &|[x0, x1, x2], o| rt::fuse_loop_multi(...))) { <the statements> }`
 
 use std::cell::Cell;
@@ -93,7 +93,7 @@ pub fn elems_fusable() -> bool {
 /// let done = rt::fused_elems(
 ///     [&mut a[0], &mut b[0]],
 ///     [None, None],
-///     &[(0, "mul"), (1, "add"), (1, "add")],
+///     &[0, 1, 1],
 ///     [2.0f32.into_fuse_arg(), (&g).into_fuse_arg()],
 ///     &|[x0, x1], o| {
 ///         fuse_loop_multi::<_, 2, 2>([x0, x1], o, |[r0, r1], [a0, a1]| {
@@ -114,7 +114,7 @@ pub fn elems_fusable() -> bool {
 pub fn fused_elems<T: Element, const R: usize, const N: usize>(
     roots: [&mut Tensor<T>; R],
     callers: [Option<&Tensor<T>>; R],
-    steps: &[(u8, &'static str)],
+    steps: &[u8],
     leaves: [FuseArg<'_, T>; N],
     kernel: MultiKernel<'_, T, R, N>,
 ) -> bool {
@@ -139,7 +139,7 @@ pub fn fused_elems<T: Element, const R: usize, const N: usize>(
     }
     // One version bump per op on each root, as the unfused ops.
     let mut bumps = [0usize; R];
-    for &(r, _) in steps {
+    for &r in steps {
         match bumps.get_mut(usize::from(r)) {
             Some(b) => *b += 1,
             None => return false,
@@ -220,8 +220,8 @@ pub fn fused_elems<T: Element, const R: usize, const N: usize>(
     let outs = outs.map(|o| o.expect("funcz: internal: every root is locked"));
     kernel(outs, &ops);
     drop(guards);
-    for &(r, functional) in steps {
-        super::donated(functional, &mut *roots[usize::from(r)]);
+    for &r in steps {
+        super::donated(&mut *roots[usize::from(r)]);
     }
     MULTI_PASSES.with(|p| p.set(p.get() + 1));
     true

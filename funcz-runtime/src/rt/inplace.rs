@@ -42,8 +42,7 @@ use super::tracked::Tracked;
 use super::var::Var;
 use super::window::InPlaceWindow;
 use super::{
-    Mode, commit_vars, donated, donated_root, donated_var, functional_of, own, own_alias_vars,
-    own_root, own_var,
+    Mode, commit_vars, donated, donated_root, donated_var, own, own_alias_vars, own_root, own_var,
 };
 
 /// A tracked tensor made ready for one in-place op: call the op on it.
@@ -182,7 +181,7 @@ impl<T: Element> InPlace<'_, T> {
         match self.target {
             Target::Var(v) => donated_var(op, v),
             Target::Root(t, s) => donated_root(op, t, s),
-            Target::Value(t) => donated(functional_of(op), t),
+            Target::Value(t) => donated(t),
             Target::Alias(root, alias, mode) => commit_vars(op, root, alias, mode),
         }
     }

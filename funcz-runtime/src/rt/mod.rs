@@ -93,13 +93,3 @@ pub enum Mode {
     /// `remove = "mutations_and_views"`: every view becomes its `*_copy`.
     Copies,
 }
-
-/// The functional twin of the in-place op `op` as the trace records it:
-/// `op` without its trailing `_` (`add_` is recorded as `add`). Every
-/// in-place row of funcz's op table is named so (a test of
-/// `funcz-optable` checks it), so generated code passes the in-place name
-/// alone.
-#[inline]
-pub(crate) fn functional_of(op: &'static str) -> &'static str {
-    op.strip_suffix('_').unwrap_or(op)
-}

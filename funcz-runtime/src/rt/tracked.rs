@@ -640,7 +640,7 @@ fn commit_donated_any<T: Element>(
     mode: Mode,
 ) {
     check_overlap(op, &state.orig);
-    super::donated(super::functional_of(op), value);
+    super::donated(value);
     // Written through a current one-view alias of the root's buffer: the
     // alias is that view of the root as it is now, so it is exactly the
     // scatter's window (see `can_donate_alias`).
@@ -699,7 +699,6 @@ fn window_view_any<T: Element>(root: &Tensor<T>, meta: &ViewMeta) -> Tensor<T> {
 /// buffer. `meta` is `None` when no trace is recording.
 #[inline]
 pub(super) fn window_end<T: Element>(
-    functional: &'static str,
     root: &mut Tensor<T>,
     rstate: &mut Tracked,
     meta: Option<&ViewMeta>,
@@ -720,14 +719,13 @@ pub(super) fn window_end<T: Element>(
             debug_assert!(v.same_storage(root));
             rstate.generation += 1;
         }
-        Some(meta) => window_end_traced(functional, root, rstate, meta, v, mode),
+        Some(meta) => window_end_traced(root, rstate, meta, v, mode),
     }
 }
 
 dispatch_f32! {
     /// [`window_end`] while a trace records.
     fn window_end_traced<T: Element>(
-        functional: &'static str => same,
         root: &mut Tensor<T> => cast_mut,
         rstate: &mut Tracked => same,
         meta: &ViewMeta => same,
@@ -737,14 +735,13 @@ dispatch_f32! {
 }
 
 fn window_end_traced_any<T: Element>(
-    functional: &'static str,
     root: &mut Tensor<T>,
     rstate: &mut Tracked,
     meta: &ViewMeta,
     v: &mut Tensor<T>,
     mode: Mode,
 ) {
-    super::donated(functional, v);
+    super::donated(v);
     let how = InPlace {
         caller: rstate.caller_handles(root),
         known_window: true,
@@ -978,7 +975,7 @@ dispatch_f32! {
 /// The generic body of [`donated_root`].
 fn donated_root_any<T: Element>(op: &'static str, root: &mut Tensor<T>, rstate: &mut Tracked) {
     check_overlap(op, &rstate.orig);
-    super::donated(super::functional_of(op), root);
+    super::donated(root);
     root_committed(op, root, rstate);
 }
 

@@ -465,12 +465,9 @@ pub fn window_done<T: Element>(
     rstate: &mut Tracked,
     w: &mut Window<T>,
 ) {
-    let functional = super::functional_of(op);
     match &mut w.kind {
-        Kind::Direct => window_end(functional, root, rstate, None, &mut w.view, Mode::Views),
-        Kind::Traced(meta, mode) => {
-            window_end(functional, root, rstate, Some(meta), &mut w.view, *mode)
-        }
+        Kind::Direct => window_end(root, rstate, None, &mut w.view, Mode::Views),
+        Kind::Traced(meta, mode) => window_end(root, rstate, Some(meta), &mut w.view, *mode),
         Kind::General(state, mode) => commit_donated(op, root, rstate, &mut w.view, state, *mode),
     }
 }

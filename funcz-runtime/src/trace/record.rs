@@ -229,25 +229,21 @@ pub(crate) fn observe<T: Scalar>(t: &Tensor<T>) {
 /// and the last node is the in-place twin of `functional` that returned
 /// `inplace_out`.
 #[inline]
-pub(crate) fn record_as_functional(
-    inplace_out: TensorId,
-    functional: &'static str,
-    new_out: TensorId,
-) {
+pub(crate) fn record_as_functional(inplace_out: TensorId, new_out: TensorId) {
     if is_recording() {
-        relabel_last(inplace_out, functional, new_out);
+        relabel_last(inplace_out, new_out);
     }
 }
 
-fn relabel_last(inplace_out: TensorId, _functional: &'static str, new_out: TensorId) {
+fn relabel_last(inplace_out: TensorId, new_out: TensorId) {
     if DEPTH.with(|d| d.get()) != 0 {
         return;
     }
     NODES.with(|n| {
         // The node is the in-place op just run on the donated buffer. Its
-        // functional twin is the table's, by the node's own (aten) name: a
-        // method traced under another name (`add_scaled_` is `add_` with
-        // `alpha`) passes its method's twin (`add_scaled`), not `add`.
+        // functional twin is the table's, by the node's own (aten) name (a
+        // method traced under another name, `add_scaled_`, is `add_` with
+        // `alpha`, so its node becomes `add`).
         if let Some(node) = n.borrow_mut().last_mut()
             && node.outputs == [inplace_out]
             && let Some(crate::optable::OpKind::Inplace { functional: f }) =
