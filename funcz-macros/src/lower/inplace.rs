@@ -259,6 +259,8 @@ impl Lowerer<'_> {
                             stmts.push(donating_update(
                             &args,
                             paren,
+                            &op,
+                            &v,
                             before,
                             pq!(#rt::can_donate_alias(&#rv, &#rs, &#v, &#s)),
                             |a| {
@@ -439,6 +441,8 @@ impl Lowerer<'_> {
             stmts.push(donating_update(
                 args,
                 paren,
+                op,
+                &value,
                 None,
                 test,
                 |a| match &state {

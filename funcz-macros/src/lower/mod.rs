@@ -428,9 +428,12 @@ fn var_pair(value: &TokenStream, state: &TokenStream) -> Option<Ident> {
 /// fresh value and commits it. Each closure receives the argument list to
 /// call with. The test runs after every piece of user code in the
 /// arguments, so a handle they make to the buffer blocks the donation.
+#[allow(clippy::too_many_arguments)]
 fn donating_update(
     args: &Args,
     paren: Span,
+    op: &str,
+    target: &TokenStream,
     before: Option<Stmt>,
     test: Stmt,
     inplace: impl FnOnce(&TokenStream) -> Stmt,
@@ -440,9 +443,26 @@ fn donating_update(
     let a = parens(paren, quote!(#(#names),*)).into_token_stream();
     let inplace = inplace(&a);
     let functional = functional(&a);
+    // The functional twin reads the target's old value whatever the
+    // arguments overlap: refuse what the in-place op refuses, an argument
+    // partially overlapping the target (`rt::check_args_overlap`).
+    let rt = rt();
+    let probes = names.iter().map(|n| quote!((&#rt::KeyProbe(&#n)).key()));
+    let check = (!names.is_empty()).then(|| {
+        let call = rt_call(
+            paren,
+            "check_args_overlap",
+            quote!(#op, &#target, &[#(#probes),*]),
+        );
+        quote!(
+            #[allow(unused_imports)]
+            use ::funcz::rt::{ViaKey as _, ViaNone as _};
+            #call;
+        )
+    });
     let update = match before {
-        Some(before) => quote!({ #before if #test { #inplace } else { #functional } }),
-        None => quote!(if #test { #inplace } else { #functional }),
+        Some(before) => quote!({ #before if #test { #inplace } else { #check #functional } }),
+        None => quote!(if #test { #inplace } else { #check #functional }),
     };
     if args.is_empty() {
         return pq!(#update);

@@ -30,7 +30,7 @@ pub(crate) mod kernel;
 mod mask;
 mod matmul;
 mod operand;
-mod overlap;
+pub(crate) mod overlap;
 mod reduce;
 mod std_ops;
 

@@ -86,7 +86,12 @@ pub(crate) fn overlap_status<A: Scalar, B: Scalar>(a: &Tensor<A>, b: &Tensor<B>)
     if a.id() == b.id() {
         return Overlap::Full;
     }
-    let (la, lb) = (a.layout(), b.layout());
+    layouts_overlap(a.layout(), b.layout())
+}
+
+/// [`overlap_status`] of two distinct handles of one storage, by their
+/// layouts.
+pub(crate) fn layouts_overlap(la: &Layout, lb: &Layout) -> Overlap {
     if la.numel() == 0 || lb.numel() == 0 {
         return Overlap::No;
     }
@@ -110,7 +115,7 @@ pub(crate) fn overlap_status<A: Scalar, B: Scalar>(a: &Tensor<A>, b: &Tensor<B>)
 }
 
 #[track_caller]
-fn refuse(op: &str, arg: &str, dst: &Layout, src: &Layout) -> ! {
+pub(crate) fn refuse(op: &str, arg: &str, dst: &Layout, src: &Layout) -> ! {
     panic!(
         "funcz: {op}: unsupported operation: some elements of the input tensor and the \
          written-to tensor refer to a single memory location. Please clone() the tensor before \

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::element::{Element, Scalar};
+use crate::layout::Layout;
 use crate::tensor::Tensor;
 use crate::trace::ToArg;
 
@@ -122,6 +123,19 @@ pub trait InputKey {
     fn single_key(&self) -> Option<usize> {
         None
     }
+
+    /// If this input is one tensor that partially overlaps the tensor of
+    /// storage `key`, identity `id` and layout `dst` (the tensor an in-place
+    /// op writes), its layout ([`check_args_overlap`](super::check_args_overlap)).
+    fn partial_overlap(
+        &self,
+        key: usize,
+        id: crate::tensor::TensorId,
+        dst: &Layout,
+    ) -> Option<Layout> {
+        let _ = (key, id, dst);
+        None
+    }
 }
 
 // Any dtype, masks included: a `&Tensor<bool>` parameter is an input too.
@@ -131,6 +145,18 @@ impl<T: Scalar> InputKey for Tensor<T> {
     }
     fn single_key(&self) -> Option<usize> {
         Some(self.storage_key())
+    }
+    fn partial_overlap(
+        &self,
+        key: usize,
+        id: crate::tensor::TensorId,
+        dst: &Layout,
+    ) -> Option<Layout> {
+        let partial = self.storage_key() == key
+            && self.id != id
+            && crate::ops::overlap::layouts_overlap(dst, &self.layout)
+                == crate::ops::overlap::Overlap::Partial;
+        partial.then_some(self.layout)
     }
 }
 
@@ -163,6 +189,14 @@ impl<X: InputKey + ?Sized> InputKey for &X {
     fn single_key(&self) -> Option<usize> {
         (**self).single_key()
     }
+    fn partial_overlap(
+        &self,
+        key: usize,
+        id: crate::tensor::TensorId,
+        dst: &Layout,
+    ) -> Option<Layout> {
+        (**self).partial_overlap(key, id, dst)
+    }
 }
 
 impl<X: InputKey + ?Sized> InputKey for &mut X {
@@ -171,6 +205,14 @@ impl<X: InputKey + ?Sized> InputKey for &mut X {
     }
     fn single_key(&self) -> Option<usize> {
         (**self).single_key()
+    }
+    fn partial_overlap(
+        &self,
+        key: usize,
+        id: crate::tensor::TensorId,
+        dst: &Layout,
+    ) -> Option<Layout> {
+        (**self).partial_overlap(key, id, dst)
     }
 }
 

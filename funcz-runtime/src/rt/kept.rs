@@ -55,6 +55,38 @@ pub fn kept<T: Element>(op: &str, target: &Tensor<T>, new: Tensor<T>) -> Tensor<
     new
 }
 
+/// Panics as the in-place op `op` does when one of its arguments (`args`,
+/// probed with [`KeyProbe`](super::KeyProbe): `None` for a value that is
+/// no tensor) partially overlaps `target`, the tensor it writes (PyTorch
+/// refuses it: the result would depend on the order elements are written
+/// in). Generated code runs it before the functional twin that stands in
+/// for the op on a shared target: the twin reads a consistent old value
+/// and would have computed a result where the original panics.
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// use funcz_runtime::rt::{KeyProbe, ViaKey, ViaNone};
+/// let x = Tensor::<f32>::zeros(&[4]);
+/// let (head, tail) = (x.narrow(0, 0, 2), x.narrow(0, 1, 2));
+/// rt::check_args_overlap("add_", &head, &[(&KeyProbe(&x.narrow(0, 2, 2))).key(), (&KeyProbe(&1.0f32)).key()]);
+/// let r = std::panic::catch_unwind(|| rt::check_args_overlap("add_", &head, &[(&KeyProbe(&tail)).key()]));
+/// assert!(r.is_err());
+/// ```
+#[track_caller]
+pub fn check_args_overlap<T: Element>(
+    op: &str,
+    target: &Tensor<T>,
+    args: &[Option<&dyn super::InputKey>],
+) {
+    for (i, a) in args.iter().enumerate() {
+        if let Some(a) = a
+            && let Some(src) = a.partial_overlap(target.storage_key(), target.id, &target.layout)
+        {
+            crate::ops::overlap::refuse(op, &format!("#{}", i + 1), &target.layout, &src)
+        }
+    }
+}
+
 #[cold]
 #[inline(never)]
 #[track_caller]

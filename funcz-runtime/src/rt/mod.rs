@@ -66,7 +66,7 @@ pub use inputs::{
     write_back, write_back_all, write_back_layout, write_back_mut, write_back_owned,
     write_back_vec,
 };
-pub use kept::{kept, kept_shape};
+pub use kept::{check_args_overlap, kept, kept_shape};
 pub use list::{TensorList, list, list_handles, list_mut, write_back_list};
 pub use meta::{MultiMeta, ViewMeta};
 pub use output::{output, output_root};
