@@ -1237,3 +1237,29 @@ fn regress_an_argument_partially_overlapping_its_shared_target_panics() {
         );
     }
 }
+
+// The first version of the check above ran for every in-place op and
+// refused `masked_scatter_` with a source that overlaps the target
+// (`place.as_strided([4], [1], 0)` of a 2x2 `place`), which the op itself
+// does not check and the original runs. Found by the differential run of
+// seed 6130 (program 1948). The check now runs for the elementwise ops
+// only, which refuse an overlapping argument whatever it is.
+variants!(scatter_from_alias, scatter_from_alias_f, scatter_from_alias_fv; fn (x: &Tensor) -> Tensor {
+    let place = x.mul(1.0);
+    let keep = place.shallow_clone();
+    let v2 = place.as_strided([4i64], [1i64], 0);
+    place.masked_scatter_(&place.lt(2.5f32).logical_not(), &v2);
+    &place + &keep
+});
+
+#[test]
+fn regress_an_op_that_does_not_check_its_source_is_not_refused() {
+    check_values("scatter_from_alias", &[iota(&[2, 2])], |v, ins| {
+        let f = [
+            scatter_from_alias,
+            scatter_from_alias_f,
+            scatter_from_alias_fv,
+        ][v];
+        vec![f(&ins[0])]
+    });
+}
