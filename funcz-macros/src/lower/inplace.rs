@@ -586,7 +586,7 @@ impl Lowerer<'_> {
                     pq!(#rt::resize_root(#name, &mut #v, &mut #s, (&mut #b, &mut #bs), #args, #keep_tail))
                 } else if self.has_state(id) {
                     let s = self.state(id);
-                    pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_root("resize_", &mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
+                    pq!({ let __fz_new = #rt::resized(&#v, #args); #rt::commit_resized(&mut #v, &mut #s, __fz_new); #rt::handle(&#v) })
                 } else {
                     pq!({ #v = #rt::resized(&#v, #args); #rt::handle(&#v) })
                 }

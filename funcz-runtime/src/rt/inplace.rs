@@ -177,22 +177,23 @@ impl<T: Element> InPlace<'_, T> {
     /// Commits the in-place op `op` that wrote [`value`](Self::value).
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
-    fn done(self, op: &'static str) {
-        match self.target {
+    fn done(&mut self, op: &'static str) {
+        match &mut self.target {
             Target::Var(v) => donated_var(op, v),
             Target::Root(t, s) => donated_root(op, t, s),
             Target::Value(t) => donated(t),
-            Target::Alias(root, alias, mode) => commit_vars(op, root, alias, mode),
+            Target::Alias(root, alias, mode) => commit_vars(op, root, alias, *mode),
         }
     }
 }
 
 /// Hands the list of in-place ops the one-call forms run (each with its
 /// `Tensor` method's parameters and its `*_in_place` kernel) to the macro
-/// `$m`, which declares them as methods of one type.
+/// `$m`, after the tokens `$pre` (the type to declare them for).
 macro_rules! with_inplace_ops {
-    ($m:ident) => {
+    ($m:ident $($pre:tt)*) => {
         $m! {
+            $($pre)*
             impl<T: Element> {
                 fn add_ / add_in_place(other: impl Operand<T>);
                 fn sub_ / sub_in_place(other: impl Operand<T>);
@@ -229,13 +230,15 @@ macro_rules! with_inplace_ops {
     };
 }
 
-/// The op methods of [`InPlace`]: each runs the [`Tensor`] method of its
-/// name (without the handle it returns) and commits it; `NAMES` lists them
-/// for the test against the op table.
-macro_rules! inplace_ops {
-    ($(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
+/// The op methods of `$target` ([`InPlace`], [`InPlaceWindow`]): each runs
+/// the [`Tensor`] method of its name on the target's `value()` (without the
+/// handle it returns) and commits it (`done`). They borrow the target,
+/// which stays where the caller's statement made it (moving a window
+/// would copy its few hundred bytes, twice, per op).
+macro_rules! op_methods {
+    ($target:ident $(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
         $(
-            impl<$t: $bound> InPlace<'_, $t> {
+            impl<$t: $bound> $target<'_, $t> {
                 $(
                     #[doc = concat!(
                         "[`Tensor::", stringify!($name), "`] on the target, then its commit."
@@ -243,47 +246,29 @@ macro_rules! inplace_ops {
                     #[track_caller]
                     #[cfg_attr(not(debug_assertions), inline(always))]
                     #[cfg_attr(debug_assertions, inline)]
-                    pub fn $name(self, $($arg: $ty),*) {
+                    pub fn $name(&mut self, $($arg: $ty),*) {
                         self.value().$kernel($($arg),*);
                         self.done(stringify!($name));
                     }
                 )*
             }
         )*
+    };
+}
 
+/// `NAMES`: the ops the one-call forms run, for the test against the op
+/// table.
+macro_rules! op_names {
+    ($(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
         /// The ops [`InPlace`] and [`InPlaceWindow`] run.
         #[cfg(test)]
         pub(crate) const NAMES: &[&str] = &[$($(stringify!($name)),*),*];
     };
 }
 
-/// The op methods of [`InPlaceWindow`]: each runs the [`Tensor`] method of
-/// its name on the window (without the handle it returns) and commits it.
-/// They borrow the window, which stays where the caller's statement made
-/// it (moving it would copy its few hundred bytes, twice, per op).
-macro_rules! window_ops {
-    ($(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
-        $(
-            impl<$t: $bound> InPlaceWindow<'_, $t> {
-                $(
-                    #[doc = concat!(
-                        "[`Tensor::", stringify!($name), "`] on the window, then its commit."
-                    )]
-                    #[track_caller]
-                    #[cfg_attr(not(debug_assertions), inline(always))]
-                    #[cfg_attr(debug_assertions, inline)]
-                    pub fn $name(&mut self, $($arg: $ty),*) {
-                        self.window().$kernel($($arg),*);
-                        self.done(stringify!($name));
-                    }
-                )*
-            }
-        )*
-    };
-}
-
-with_inplace_ops!(inplace_ops);
-with_inplace_ops!(window_ops);
+with_inplace_ops!(op_methods InPlace);
+with_inplace_ops!(op_methods InPlaceWindow);
+with_inplace_ops!(op_names);
 
 #[cfg(test)]
 mod tests {

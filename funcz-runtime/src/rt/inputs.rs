@@ -121,19 +121,13 @@ pub trait InputKey {
     /// The storage address of this input if it is one tensor (`None` for
     /// collections): [`check_inputs_disjoint`]'s fast path.
     fn single_key(&self) -> Option<usize> {
-        None
+        self.single_tensor().map(|(key, _, _)| key)
     }
 
-    /// If this input is one tensor that partially overlaps the tensor of
-    /// storage `key`, identity `id` and layout `dst` (the tensor an in-place
-    /// op writes), its layout ([`check_args_overlap`](super::check_args_overlap)).
-    fn partial_overlap(
-        &self,
-        key: usize,
-        id: crate::tensor::TensorId,
-        dst: &Layout,
-    ) -> Option<Layout> {
-        let _ = (key, id, dst);
+    /// The storage address, identity and layout of this input if it is one
+    /// tensor (`None` for collections), for
+    /// [`check_args_overlap`](super::check_args_overlap).
+    fn single_tensor(&self) -> Option<(usize, crate::tensor::TensorId, &Layout)> {
         None
     }
 }
@@ -143,20 +137,8 @@ impl<T: Scalar> InputKey for Tensor<T> {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         f(self.storage_key())
     }
-    fn single_key(&self) -> Option<usize> {
-        Some(self.storage_key())
-    }
-    fn partial_overlap(
-        &self,
-        key: usize,
-        id: crate::tensor::TensorId,
-        dst: &Layout,
-    ) -> Option<Layout> {
-        let partial = self.storage_key() == key
-            && self.id != id
-            && crate::ops::overlap::layouts_overlap(dst, &self.layout)
-                == crate::ops::overlap::Overlap::Partial;
-        partial.then_some(self.layout)
+    fn single_tensor(&self) -> Option<(usize, crate::tensor::TensorId, &Layout)> {
+        Some((self.storage_key(), self.id, &self.layout))
     }
 }
 
@@ -186,16 +168,8 @@ impl<X: InputKey + ?Sized> InputKey for &X {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         (**self).visit_keys(f)
     }
-    fn single_key(&self) -> Option<usize> {
-        (**self).single_key()
-    }
-    fn partial_overlap(
-        &self,
-        key: usize,
-        id: crate::tensor::TensorId,
-        dst: &Layout,
-    ) -> Option<Layout> {
-        (**self).partial_overlap(key, id, dst)
+    fn single_tensor(&self) -> Option<(usize, crate::tensor::TensorId, &Layout)> {
+        (**self).single_tensor()
     }
 }
 
@@ -203,16 +177,8 @@ impl<X: InputKey + ?Sized> InputKey for &mut X {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         (**self).visit_keys(f)
     }
-    fn single_key(&self) -> Option<usize> {
-        (**self).single_key()
-    }
-    fn partial_overlap(
-        &self,
-        key: usize,
-        id: crate::tensor::TensorId,
-        dst: &Layout,
-    ) -> Option<Layout> {
-        (**self).partial_overlap(key, id, dst)
+    fn single_tensor(&self) -> Option<(usize, crate::tensor::TensorId, &Layout)> {
+        (**self).single_tensor()
     }
 }
 

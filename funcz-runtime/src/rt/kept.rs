@@ -12,9 +12,9 @@
 //! `[2, 3]`). Without this check the functionalized program went on with
 //! a value of the bigger shape (and wrote it back into the caller's
 //! tensor). Every commit of a functional result (`commit`, `commit_from`,
-//! `commit_root` but for `resize_`, which sets the shape, and a fused
-//! run's step) checks it; generated code that replaces a value without a
-//! commit checks it with [`kept`].
+//! `commit_root`, and so a fused run's step) checks it (`resize_`, which
+//! sets the shape, commits with `commit_resized`); generated code that
+//! replaces a value without a commit checks it with [`kept`].
 
 use crate::dims::same_dims;
 use crate::element::Element;
@@ -78,11 +78,14 @@ pub fn check_args_overlap<T: Element>(
     target: &Tensor<T>,
     args: &[Option<&dyn super::InputKey>],
 ) {
+    use crate::ops::overlap::{Overlap, layouts_overlap, refuse};
     for (i, a) in args.iter().enumerate() {
-        if let Some(a) = a
-            && let Some(src) = a.partial_overlap(target.storage_key(), target.id, &target.layout)
+        if let Some((key, id, src)) = a.and_then(|a| a.single_tensor())
+            && key == target.storage_key()
+            && id != target.id
+            && layouts_overlap(&target.layout, src) == Overlap::Partial
         {
-            crate::ops::overlap::refuse(op, &format!("#{}", i + 1), &target.layout, &src)
+            refuse(op, &format!("#{}", i + 1), &target.layout, src)
         }
     }
 }

@@ -932,7 +932,10 @@ fn writeback_root<T: Element>(
 }
 
 dispatch_f32! {
-    /// Commits `new` as the value of a root after the in-place op `op`.
+    /// Commits `new`, the functional twin's result, as the value of a root
+    /// after the in-place op `op` (it keeps the root's shape, see
+    /// [`kept_shape`](super::kept_shape); `resize_` commits with
+    /// [`commit_resized`]).
     #[track_caller]
     pub fn commit_root<T: Element>(
         op: &str => same,
@@ -951,13 +954,27 @@ fn commit_root_any<T: Element>(
     new: Tensor<T>,
 ) {
     check_overlap(op, &rstate.orig);
-    // (`resize_`, the one in-place op that sets the shape, commits its
-    // result here too.)
-    if op != "resize_" {
-        super::kept_shape(op, root, &new);
-    }
+    super::kept_shape(op, root, &new);
     *root = new;
     root_committed(op, root, rstate);
+}
+
+/// Commits `new`, the root resized by `resize_` (the one in-place op that
+/// sets the shape), as the value of a root.
+///
+/// ```
+/// use funcz_runtime::rt::{self, Tracked};
+/// use funcz_runtime::Tensor;
+/// let mut x = Tensor::<f32>::zeros(&[4]);
+/// let mut s = Tracked::root(&x);
+/// let new = rt::resized(&x, [2, 3]);
+/// rt::commit_resized(&mut x, &mut s, new);
+/// assert_eq!(x.shape(), &[2, 3]);
+/// ```
+pub fn commit_resized<T: Element>(root: &mut Tensor<T>, rstate: &mut Tracked, new: Tensor<T>) {
+    check_overlap("resize_", &rstate.orig);
+    *root = new;
+    root_committed("resize_", root, rstate);
 }
 
 dispatch_f32! {

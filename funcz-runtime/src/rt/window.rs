@@ -300,7 +300,7 @@ impl<T: Element> InPlaceWindow<'_, T> {
     /// The view the op writes.
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
-    pub(super) fn window(&self) -> &Tensor<T> {
+    pub(super) fn value(&self) -> &Tensor<T> {
         &self.window.view
     }
 
