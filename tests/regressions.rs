@@ -1207,14 +1207,10 @@ fn regress_an_in_place_op_whose_operand_broadcasts_its_shared_target_bigger_pani
 // An in-place op whose argument partially overlaps the tensor it writes
 // (`b.add_(b.t())` on a 2x2 `b`) panics in the original (PyTorch refuses
 // it). Where `b` was shared with another handle, the generated code took
-// the functional twin (`b.add(b.t())`), which reads a consistent old
-// value, and returned a result. Found while checking the broadcast bug's
-// neighbours; now the functional branch first runs the in-place op's
-// overlap check (`rt::check_args_overlap`). (Not yet covered: an aliasing
-// operand held in another variable, `let y = b.t(); b.add_(&y);`, and
-// hoisted arguments of a view's op, where the target is made private
-// before the op and the op then sees no overlap; and copies mode, where
-// `b.t()` is a `t_copy` that overlaps nothing. See the README's limits.)
+// the functional twin (`b.add(b.t())`), which reads a consistent old value,
+// and returned a result. Found while checking the broadcast bug's
+// neighbours; the functional branch first runs the in-place op's overlap
+// check (`rt::check_args_overlap`), whose message is the op's own.
 variants!(overlap_shared, overlap_shared_f, overlap_shared_fv; fn (x: &Tensor) -> f32 {
     let b = x.mul(1.0);
     let keep = b.shallow_clone();
@@ -1222,20 +1218,225 @@ variants!(overlap_shared, overlap_shared_f, overlap_shared_fv; fn (x: &Tensor) -
     keep.sum().item() + b.sum().item()
 });
 
+// The same through an alias held in a variable (`let y = b.t(); b.add_(&y);`)
+// or on a view of the target, and in `mutations_and_views` mode anywhere:
+// the generated code gave the target a private copy before the op (`y`
+// shares its buffer: that is why), or made `y` a `t_copy`, and the op saw
+// no overlap; the functionalized function returned a value where the
+// original panics. Now the copy of the target remembers the buffer and
+// layout it replaced, and a `*_copy` made in place of a view where its
+// elements are in the original; the op's own check looks there
+// (`funcz_runtime::ops::overlap`). Each program below panics with the
+// original's message, at its line, in all three variants.
+variants!(overlap_alias, overlap_alias_f, overlap_alias_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let y = b.t();
+    b.add_(&y);
+    b.sum().item()
+});
+variants!(overlap_view_target, overlap_view_target_f, overlap_view_target_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let v = b.narrow(0, 0, 2);
+    v.add_(b.narrow(0, 1, 2));
+    b.sum().item()
+});
+variants!(overlap_two_aliases, overlap_two_aliases_f, overlap_two_aliases_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let v = b.narrow(0, 0, 2);
+    let u = b.narrow(0, 1, 2);
+    v.mul_(&u);
+    b.sum().item()
+});
+variants!(overlap_input, overlap_input_f, overlap_input_fv; fn (x: &mut Tensor) -> f32 {
+    let y = x.t();
+    x.add_(&y);
+    x.sum().item()
+});
+variants!(overlap_ternary, overlap_ternary_f, overlap_ternary_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let y = b.t();
+    b.addcmul_(&y, x, 0.5);
+    b.sum().item()
+});
+variants!(overlap_chain, overlap_chain_f, overlap_chain_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let y = b.t();
+    b.mul_(2.0).add_(&y).sub_(1.0);
+    b.sum().item()
+});
+variants!(overlap_window, overlap_window_f, overlap_window_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    b.narrow(0, 0, 2).copy_(&b.narrow(0, 1, 2));
+    b.sum().item()
+});
+variants!(overlap_indexed, overlap_indexed_f, overlap_indexed_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let y = b.view([-1]);
+    let idx = Tensor::<i64>::from_vec(vec![0, 1], &[2]);
+    b.view([-1]).index_add_(0, &idx, &y.narrow(0, 0, 2));
+    b.sum().item()
+});
+variants!(overlap_after_update, overlap_after_update_f, overlap_after_update_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let y = b.t();
+    b.add_(1.0);
+    for _ in 0..2 {
+        b.add_(&y);
+    }
+    b.sum().item()
+});
+variants!(overlap_view_of_view, overlap_view_of_view_f, overlap_view_of_view_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let c = b.t();
+    let d = b.view([4]).view([2, 2]);
+    c.add_(&d);
+    b.sum().item()
+});
+// Full overlaps are allowed (the same elements, the same layout).
+variants!(overlap_full, overlap_full_f, overlap_full_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let c = b.t();
+    let d = b.t();
+    c.add_(&d);
+    c.t().add_(&b);
+    b.sum().item()
+});
+
 #[test]
 fn regress_an_argument_partially_overlapping_its_shared_target_panics() {
     let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
-    // (Not copies mode: see above.)
-    let _ = overlap_shared_fv;
-    for v in 0..2 {
-        let msg = panic_message(|| {
-            [overlap_shared, overlap_shared_f][v](&x);
-        });
+    let msgs: Vec<String> = (0..3)
+        .map(|v| {
+            panic_message(|| {
+                let _ = [overlap_shared, overlap_shared_f, overlap_shared_fv][v](&x);
+            })
+        })
+        .collect();
+    assert!(
+        msgs[0].starts_with("funcz: add_: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location"),
+        "{}",
+        msgs[0]
+    );
+    assert_eq!(msgs[1], msgs[0]);
+    assert_eq!(msgs[2], msgs[0]);
+}
+
+#[test]
+fn regress_an_argument_overlapping_its_target_through_an_alias_panics_in_every_mode() {
+    type F = fn(&Tensor) -> f32;
+    type Case = (&'static str, [F; 3], fn() -> Tensor, &'static str);
+    let square = || Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    let three = || Tensor::from_vec((0..9).map(|v| v as f32).collect(), &[3, 3]);
+    let cases: &[Case] = &[
+        (
+            "alias",
+            [overlap_alias, overlap_alias_f, overlap_alias_fv],
+            square,
+            "add_",
+        ),
+        (
+            "view_target",
+            [
+                overlap_view_target,
+                overlap_view_target_f,
+                overlap_view_target_fv,
+            ],
+            three,
+            "add_",
+        ),
+        (
+            "two_aliases",
+            [
+                overlap_two_aliases,
+                overlap_two_aliases_f,
+                overlap_two_aliases_fv,
+            ],
+            three,
+            "mul_",
+        ),
+        (
+            "ternary",
+            [overlap_ternary, overlap_ternary_f, overlap_ternary_fv],
+            square,
+            "addcmul_",
+        ),
+        (
+            "chain",
+            [overlap_chain, overlap_chain_f, overlap_chain_fv],
+            square,
+            "add_",
+        ),
+        (
+            "window",
+            [overlap_window, overlap_window_f, overlap_window_fv],
+            three,
+            "copy_",
+        ),
+        (
+            "indexed",
+            [overlap_indexed, overlap_indexed_f, overlap_indexed_fv],
+            square,
+            "index_add_",
+        ),
+        (
+            "after_update",
+            [
+                overlap_after_update,
+                overlap_after_update_f,
+                overlap_after_update_fv,
+            ],
+            square,
+            "add_",
+        ),
+        (
+            "view_of_view",
+            [
+                overlap_view_of_view,
+                overlap_view_of_view_f,
+                overlap_view_of_view_fv,
+            ],
+            square,
+            "add_",
+        ),
+    ];
+    for (name, fs, input, op) in cases {
+        let msgs: Vec<String> = (0..3)
+            .map(|v| {
+                panic_message(|| {
+                    let _ = fs[v](&input());
+                })
+            })
+            .collect();
         assert!(
-            msg.starts_with("funcz: add_: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location"),
-            "variant {v}: {msg}"
+            msgs[0].starts_with(&format!(
+                "funcz: {op}: unsupported operation: some elements"
+            )),
+            "{name}: {}",
+            msgs[0]
         );
+        assert_eq!(msgs[1], msgs[0], "{name}, mutations");
+        assert_eq!(msgs[2], msgs[0], "{name}, mutations_and_views");
     }
+    let ins = [overlap_input, overlap_input_f, overlap_input_fv];
+    let msgs: Vec<String> = (0..3)
+        .map(|v| {
+            panic_message(|| {
+                let _ = ins[v](&mut square());
+            })
+        })
+        .collect();
+    assert!(
+        msgs[0].contains("refer to a single memory location"),
+        "{}",
+        msgs[0]
+    );
+    assert_eq!((&msgs[1], &msgs[2]), (&msgs[0], &msgs[0]), "input");
+    // A full overlap runs, with the original's values.
+    let full: Vec<f32> = [overlap_full, overlap_full_f, overlap_full_fv]
+        .iter()
+        .map(|f| f(&square()))
+        .collect();
+    assert_eq!(full, vec![40.0; 3]);
 }
 
 // The first version of the check above ran for every in-place op and
@@ -1262,4 +1463,188 @@ fn regress_an_op_that_does_not_check_its_source_is_not_refused() {
         ][v];
         vec![f(&ins[0])]
     });
+}
+
+// Found by the differential generator once it learned to make operands
+// that overlap their target on purpose (seeds 6134 and 0x5EED, this
+// session's generator): each program panics with the original's overlap
+// error in every variant.
+//
+// `mutations_and_views` mode after a commit: the alias's value is the
+// functional op's result (and after a helper wrote the alias, the root has
+// a new buffer), which no longer knew where its elements are in the
+// original. (Seed 6134, program 810.)
+variants!(overlap_after_commit, overlap_after_commit_f, overlap_after_commit_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0).view([2, 2]);
+    let v = b.t();
+    v.add_(1.0);
+    v.add_(&b);
+    b.sum().item()
+});
+fn fill_first_row(t: &Tensor) {
+    t.narrow(0, 0, 1).fill_(9.0);
+}
+variants!(overlap_after_helper, overlap_after_helper_f, overlap_after_helper_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let v = b.unsqueeze(-1).reshape([2, 2]);
+    fill_first_row(&v);
+    v.permute([1, 0]).copy_(&b.view([2, 2]));
+    b.sum().item()
+});
+// A collection element with an alias of itself: the element's own check
+// (it shares its buffer with another handle) came first. (Seed 6134,
+// program 58.)
+variants!(overlap_element, overlap_element_f, overlap_element_fv; fn (xs: &mut [Tensor]) {
+    xs[0].sub_(xs[0].t());
+});
+// An indexed op whose source is its target: refused as a full overlap,
+// naming the original's layouts. (Seed 6134, program 1874.)
+variants!(overlap_indexed_self, overlap_indexed_self_f, overlap_indexed_self_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let v = b.diagonal(0, 0, 1).unsqueeze(-1);
+    let ix = Tensor::<i64>::from_vec(vec![1, 0], &[2]);
+    v.index_copy_(0, &ix, &v);
+    b.sum().item()
+});
+// An `as_strided` view's copy. (Seed 0x5EED, program 136.)
+variants!(overlap_as_strided, overlap_as_strided_f, overlap_as_strided_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0).view([3, 2, 2]);
+    let v = b.as_strided([2i64, 1i64], [1i64, 1i64], 5);
+    b.add_scaled_(&v, 0.5);
+    b.sum().item()
+});
+// A view whose functionalized strides differ from the original's in dims
+// of size 1 only (`[3, 1, 1]` for `[9, 1, 3]`): the copy of the target made
+// for the op kept no record. (Seed 0x5EED, program 765.)
+variants!(overlap_unit_strides, overlap_unit_strides_f, overlap_unit_strides_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let mut v1 = b.unfold(0, 1, 3).narrow(0, -1, 1).unsqueeze(0);
+    v1.view([1, 1, 1, 3, 1]).fill_(-0.75);
+    v1.squeeze_dim_(0);
+    let v4 = v1.reshape([-1, 1]).narrow(-1, 0, 1).contiguous();
+    v1.add_(&v4);
+    b.sum().item()
+});
+
+#[test]
+fn regress_overlaps_the_generator_found_panic_alike() {
+    type F = fn(&Tensor) -> f32;
+    let flat4 = || Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[4]);
+    let cases: &[(&str, [F; 3], Tensor)] = &[
+        (
+            "after_commit",
+            [
+                overlap_after_commit,
+                overlap_after_commit_f,
+                overlap_after_commit_fv,
+            ],
+            flat4(),
+        ),
+        (
+            "after_helper",
+            [
+                overlap_after_helper,
+                overlap_after_helper_f,
+                overlap_after_helper_fv,
+            ],
+            flat4(),
+        ),
+        (
+            "indexed_self",
+            [
+                overlap_indexed_self,
+                overlap_indexed_self_f,
+                overlap_indexed_self_fv,
+            ],
+            iota(&[2, 2]),
+        ),
+        (
+            "as_strided",
+            [
+                overlap_as_strided,
+                overlap_as_strided_f,
+                overlap_as_strided_fv,
+            ],
+            iota(&[12]),
+        ),
+        (
+            "unit_strides",
+            [
+                overlap_unit_strides,
+                overlap_unit_strides_f,
+                overlap_unit_strides_fv,
+            ],
+            iota(&[3, 3]),
+        ),
+    ];
+    let head = |m: &str| {
+        m.split(" (written-to:")
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    for (name, fs, input) in cases {
+        let msgs: Vec<String> = (0..3)
+            .map(|v| {
+                panic_message(|| {
+                    let _ = fs[v](&input.clone());
+                })
+            })
+            .collect();
+        assert!(
+            msgs[0].contains("refer to a single memory location"),
+            "{name}: {}",
+            msgs[0]
+        );
+        for m in &msgs[1..] {
+            assert_eq!(head(m), head(&msgs[0]), "{name}");
+        }
+    }
+    let msgs: Vec<String> = (0..3)
+        .map(|v| {
+            panic_message(|| {
+                let mut xs = vec![iota(&[2, 2]), iota(&[2, 2])];
+                [overlap_element, overlap_element_f, overlap_element_fv][v](&mut xs);
+            })
+        })
+        .collect();
+    assert!(
+        msgs[0].contains("refer to a single memory location"),
+        "{}",
+        msgs[0]
+    );
+    assert_eq!((&msgs[1], &msgs[2]), (&msgs[0], &msgs[0]), "element");
+}
+
+// A write-back through `t()` into a root another handle shares left the
+// root's new value transposed (the inverse of `t()` is a view), so its
+// layout, and the layouts of its views, were not the original's: a
+// `stride()` or `is_contiguous()` read differently, and an overlap check
+// compared layouts the original does not have (seed 24301, program 56, a
+// false overlap panic). Now the value is laid out again as the original.
+variants!(layout_after_transposed_write, layout_after_transposed_write_f, layout_after_transposed_write_fv; fn (x: &Tensor) -> Tensor {
+    let b = x.mul(1.0);
+    let keep = b.t();
+    b.t().add_(1.0);
+    let contiguous = if b.is_contiguous() { 1.0f32 } else { 0.0 };
+    let strides: Vec<f32> = b.strides().iter().map(|&s| s as f32).collect();
+    let v2 = b.narrow(1, 0, 1);
+    b.add_(&v2);
+    let _ = keep;
+    Tensor::from_vec(vec![contiguous, strides[0], strides[1]], &[3]).add(b.sum())
+});
+
+#[test]
+fn regress_a_write_back_through_a_transpose_keeps_the_roots_layout() {
+    check_values(
+        "layout_after_transposed_write",
+        &[iota(&[4, 4])],
+        |v, ins| {
+            vec![[
+                layout_after_transposed_write,
+                layout_after_transposed_write_f,
+                layout_after_transposed_write_fv,
+            ][v](&ins[0])]
+        },
+    );
 }

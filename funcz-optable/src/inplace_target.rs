@@ -42,3 +42,38 @@ pub const INPLACE_TARGET_OPS: &[&str] = &[
     "addcmul1_",
     "addcdiv1_",
 ];
+
+/// In-place ops whose kernel refuses a tensor argument that overlaps the
+/// tensor it writes (PyTorch's `assert_no_partial_overlap` for the
+/// elementwise ops, `assert_no_overlap` for the indexed ones): where the
+/// functional twin stands in for one, generated code first runs the same
+/// check (`funcz::rt::check_args_overlap`), so that it panics as the op
+/// would. (`masked_scatter_` checks nothing, as in PyTorch.) A test of
+/// funcz-runtime checks that the check's message is each op's own.
+///
+/// ```
+/// assert!(funcz_optable::OVERLAP_CHECKED_OPS.contains(&"add_"));
+/// assert!(funcz_optable::OVERLAP_CHECKED_OPS.contains(&"index_copy_"));
+/// assert!(!funcz_optable::OVERLAP_CHECKED_OPS.contains(&"masked_scatter_"));
+/// ```
+pub const OVERLAP_CHECKED_OPS: &[&str] = &[
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "addcmul_",
+    "copy_",
+    "add_scaled_",
+    "sub_scaled_",
+    "pow_",
+    "addcdiv_",
+    "lerp_",
+    "addcmul1_",
+    "addcdiv1_",
+    "index_copy_",
+    "index_add_",
+    "index_add_scaled_",
+    "scatter_",
+    "scatter_add_",
+    "index_put_",
+];

@@ -88,7 +88,7 @@ mod inplace_target;
 mod rows;
 
 pub use fusible::{FUSIBLE, KERNELS, STEP_OPERANDS};
-pub use inplace_target::INPLACE_TARGET_OPS;
+pub use inplace_target::{INPLACE_TARGET_OPS, OVERLAP_CHECKED_OPS};
 
 /// The row groups of the table, one file each under `rows/`.
 pub const TABLES: &[&[OpInfo]] = &[rows::core::OPS, rows::indexed::OPS, rows::math::OPS];

@@ -4,7 +4,9 @@
 pub(crate) mod huge;
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+
+use crate::layout::Layout;
 
 /// A reference-counted buffer of elements with a version counter that every
 /// in-place write bumps (PyTorch's `tensor._version`).
@@ -12,6 +14,27 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub struct Storage<T> {
     data: RwLock<Vec<T>>,
     version: AtomicU64,
+    /// For a buffer functionalized code made as the `*_copy` of a view
+    /// (`remove = "mutations_and_views"`): where the view's elements are in
+    /// the original program, for the overlap checks of in-place ops (see
+    /// [`crate::ops::overlap`]).
+    pub(crate) origin: Option<Box<Origin<T>>>,
+}
+
+/// Where the elements of a tensor functionalized code made are in the
+/// original program (a `*_copy` made in place of a view, a root laid out
+/// otherwise than the original's): a buffer and a layout there.
+#[derive(Debug)]
+pub(crate) struct Origin<T> {
+    /// A weak handle (`None`: this buffer): the base's elements are not
+    /// kept alive, and its address, the key the checks compare, is not
+    /// reused while this lives.
+    pub(crate) base: Option<Weak<Storage<T>>>,
+    /// The layout there.
+    pub(crate) layout: Layout,
+    /// The layout of the tensor the record is for, in this buffer: another
+    /// tensor of the buffer (a view of the copy) is where it is.
+    pub(crate) own: Layout,
 }
 
 impl<T> Storage<T> {
@@ -20,6 +43,7 @@ impl<T> Storage<T> {
         Storage {
             data: RwLock::new(data),
             version: AtomicU64::new(0),
+            origin: None,
         }
     }
 

@@ -137,26 +137,20 @@ impl Lowerer<'_> {
                         if !steps.is_empty()
                             && (steps_may_copy(&steps) || !self.place_is_root(&place)) =>
                     {
-                        if check {
-                            let names = arg_names(args.len());
-                            let call = parens(paren, quote!(#(#names),*));
-                            let vals = args.iter();
-                            stmts.push(pq!(let #new = match (#(#vals,)*) {
-                                (#(#names,)*) => {
-                                    #rt::check_current(#op, &#rv, &#rs, &#v, &#s);
-                                    #v.#fname #call
-                                }
-                            };));
-                        } else {
-                            stmts.push(pq!(let #new = #v.#fname #ca;));
-                        }
+                        let current =
+                            check.then(|| pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s);));
+                        let v = v.to_token_stream();
+                        stmts.push(functional_twin(
+                            &new, &v, &fname, &args, paren, &op, current,
+                        ));
                         let place = quote!(Some((&mut #pv, &mut #ps)));
                         let args = quote!(#op, &mut #rv, &mut #rs, #place, &mut #v, &mut #s, #new);
                         let call = rt_call(m.method.span(), "commit_from", args);
                         stmts.push(pq!(#call;))
                     }
                     None if steps_may_copy(&steps) => {
-                        stmts.push(pq!(let #new = #v.#fname #ca;));
+                        let vt = v.to_token_stream();
+                        stmts.push(functional_twin(&new, &vt, &fname, &args, paren, &op, None));
                         let args = quote!(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new);
                         let call = rt_call(m.method.span(), "commit_from", args);
                         stmts.push(pq!(#call;))

@@ -421,7 +421,8 @@ fn var_pair(value: &TokenStream, state: &TokenStream) -> Option<Ident> {
 
 /// A functional update with buffer donation. The arguments are evaluated
 /// first, into bindings of a `match` (so their temporaries live through
-/// the update, as in the original call), then `test` asks the runtime
+/// the update, as in the original call), then checked as the op checks
+/// them against its target ([`overlap_check`]), then `test` asks the runtime
 /// whether nobody else can observe the old value's buffer: if so,
 /// `inplace` runs the in-place kernel on it and records the result as the
 /// functional op with a fresh identity; otherwise `functional` computes a
@@ -443,36 +444,75 @@ fn donating_update(
     let a = parens(paren, quote!(#(#names),*)).into_token_stream();
     let inplace = inplace(&a);
     let functional = functional(&a);
-    // The functional twin reads the target's old value whatever the
-    // arguments overlap: refuse what the in-place op refuses, an argument
-    // partially overlapping the target (`rt::check_args_overlap`). Only for
-    // the elementwise ops, which refuse it for every tensor argument
-    // (`masked_scatter_` does not check its source: regression test
-    // `regress_an_op_that_does_not_check_its_source_is_not_refused`).
-    let rt = rt();
-    let probes = names.iter().map(|n| quote!((&#rt::KeyProbe(&#n)).key()));
-    let checked = optable::INPLACE_TARGET_OPS.contains(&op);
-    let check = (checked && !names.is_empty()).then(|| {
-        let call = rt_call(
-            paren,
-            "check_args_overlap",
-            quote!(#op, &#target, &[#(#probes),*]),
-        );
-        quote!(
-            #[allow(unused_imports)]
-            use ::funcz::rt::{ViaKey as _, ViaNone as _};
-            #call;
-        )
-    });
-    let update = match before {
-        Some(before) => quote!({ #before if #test { #inplace } else { #check #functional } }),
-        None => quote!(if #test { #inplace } else { #check #functional }),
-    };
+    // (Before the test: an element's test refuses a buffer shared with
+    // another handle, and the argument may be that handle.)
+    let check = overlap_check(paren, op, target, &names);
+    let update = quote!({ #before #check if #test { #inplace } else { #functional } });
     if args.is_empty() {
         return pq!(#update);
     }
     let values = args.iter();
     pq!(match (#(#values,)*) { (#(#names,)*) => #update })
+}
+
+/// The functional twin reads the target's old value whatever the
+/// arguments overlap: refuse what the in-place op `op` on `target`
+/// refuses, an argument (bound to one of `names`) overlapping the target
+/// (`rt::check_args_overlap`, whose panic is the op's own). `None` for an
+/// op that checks nothing (`optable::OVERLAP_CHECKED_OPS`;
+/// `masked_scatter_` does not check its source: regression test
+/// `regress_an_op_that_does_not_check_its_source_is_not_refused`).
+fn overlap_check(
+    paren: Span,
+    op: &str,
+    target: &TokenStream,
+    names: &[Ident],
+) -> Option<TokenStream> {
+    if names.is_empty() || !optable::OVERLAP_CHECKED_OPS.contains(&op) {
+        return None;
+    }
+    let rt = rt();
+    let probes = names.iter().map(|n| quote!((&#rt::KeyProbe(&#n)).key()));
+    let call = rt_call(
+        paren,
+        "check_args_overlap",
+        quote!(#op, &#target, &[#(#probes),*]),
+    );
+    Some(quote!(
+        #[allow(unused_imports)]
+        use ::funcz::rt::{ViaKey as _, ViaNone as _};
+        #call;
+    ))
+}
+
+/// `let new = v.fname(args);`, the functional twin `fname` standing in for
+/// the in-place op `op` on `v`. Its arguments are bound first where it must
+/// check them: `before` (a statement that runs after them) and the op's
+/// overlap check ([`overlap_check`]).
+fn functional_twin(
+    new: &Ident,
+    v: &TokenStream,
+    fname: &Ident,
+    args: &Args,
+    paren: Span,
+    op: &str,
+    before: Option<Stmt>,
+) -> Stmt {
+    let names = arg_names(args.len());
+    let check = overlap_check(paren, op, v, &names);
+    if check.is_none() && before.is_none() {
+        let ca = parens(paren, args);
+        return pq!(let #new = #v.#fname #ca;);
+    }
+    let call = parens(paren, quote!(#(#names),*));
+    let vals = args.iter();
+    pq!(let #new = match (#(#vals,)*) {
+        (#(#names,)*) => {
+            #before
+            #check
+            #v.#fname #call
+        }
+    };)
 }
 
 /// `(inner)`, the arguments of the user's call `m(..)` as the generated

@@ -24,11 +24,39 @@
 //! source or index, full or partial. `masked_scatter_` checks nothing, as
 //! in PyTorch.
 //!
-//! Both checks cost one pointer compare when the storages differ.
+//! Both checks cost one pointer compare when the storages differ (and
+//! one thread-local read, see below).
+//!
+//! **A target generated code copied.** Functionalized code runs an
+//! in-place op on a buffer only the target holds: where another tensor
+//! shares the target's buffer it first gives the target a private copy
+//! (`rt::own*`), and the op then writes that. An argument that partially
+//! overlaps the target in the original program (`let y = b.t();
+//! b.add_(&y);`) shares the buffer in the functionalized program too (the
+//! sharing is why the copy was made), but no longer the copy's. So the copy
+//! remembers what it replaced ([`remember_copied_target`]: the target's
+//! identity, its new buffer, its old buffer and layout), and both checks,
+//! given that target, also check the argument against the old buffer and
+//! layout: the op panics as the original's does. The record is the
+//! thread's one, replaced by the next copy and dropped when the op is
+//! committed (the target then gets a fresh identity).
+//!
+//! **Copies in place of views.** With `remove = "mutations_and_views"` a
+//! view is a `*_copy` in a buffer of its own. Such a copy's storage
+//! remembers where the view's elements are in the original program (the
+//! view's base buffer and layout, [`remember_origin`]), and the checks
+//! compare a whole copy by that place. Records hold weak handles only: they
+//! never keep elements alive, nor count as a handle that could observe a
+//! buffer (donation ignores them).
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::sync::{Arc, Weak};
 
 use crate::element::Scalar;
 use crate::layout::Layout;
-use crate::tensor::Tensor;
+use crate::storage::{Origin, Storage};
+use crate::tensor::{Tensor, TensorId};
 
 /// How the memory of two tensors overlaps (ATen's `MemOverlapStatus`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +158,16 @@ pub(crate) fn refuse(op: &str, arg: &str, dst: &Layout, src: &Layout) -> ! {
     );
 }
 
+/// [`refuse`] of `dst` and `src` on one buffer, naming their layouts in
+/// the original program ([`place`]: a copy made in place of a view names
+/// the view's).
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn refuse_places<A: Scalar, B: Scalar>(op: &str, arg: &str, dst: &Tensor<A>, src: &Tensor<B>) -> ! {
+    refuse(op, arg, place(dst).1, place(src).1)
+}
+
 /// Panics (at the caller's line) if the input `src` (argument `arg`)
 /// partially overlaps the written-to `dst` (ATen's
 /// `assert_no_partial_overlap`): the check of PyTorch's elementwise
@@ -142,8 +180,12 @@ pub(crate) fn assert_no_partial_overlap<A: Scalar, B: Scalar>(
     dst: &Tensor<A>,
     src: &Tensor<B>,
 ) {
-    if dst.storage_key() == src.storage_key() && overlap_status(dst, src) == Overlap::Partial {
-        refuse(op, arg, dst.layout(), src.layout());
+    if dst.storage_key() == src.storage_key() {
+        if overlap_status(dst, src) == Overlap::Partial {
+            refuse_places(op, arg, dst, src);
+        }
+    } else if elsewhere_in_original(dst, src) {
+        check_original_places(op, arg, dst, src, false);
     }
 }
 
@@ -159,10 +201,179 @@ pub(crate) fn assert_no_overlap<A: Scalar, B: Scalar>(
     dst: &Tensor<A>,
     src: &Tensor<B>,
 ) {
-    if dst.storage_key() == src.storage_key()
-        && matches!(overlap_status(dst, src), Overlap::Partial | Overlap::Full)
-    {
-        refuse(op, arg, dst.layout(), src.layout());
+    if dst.storage_key() == src.storage_key() {
+        if matches!(overlap_status(dst, src), Overlap::Partial | Overlap::Full) {
+            refuse_places(op, arg, dst, src);
+        }
+    } else if elsewhere_in_original(dst, src) {
+        check_original_places(op, arg, dst, src, true);
+    }
+}
+
+/// The target generated code last copied (see the module's documentation).
+struct Copied {
+    /// The copy's buffer.
+    new_key: usize,
+    /// Where the target's elements were (its [`original_place`]).
+    old_key: usize,
+    layout: Layout,
+    /// A weak handle of that buffer: its address is not reused while the
+    /// record stands (a weak handle does not keep the elements).
+    _old: Box<dyn Any>,
+}
+
+thread_local! {
+    /// The identity of the target [`COPIED_FROM`] describes; 0 for none
+    /// (identities start at 1). Read by every check whose storages differ.
+    static COPIED: Cell<TensorId> = const { Cell::new(0) };
+    static COPIED_FROM: RefCell<Option<Copied>> = const { RefCell::new(None) };
+}
+
+/// Records that generated code replaced the target `old` of an in-place op
+/// by the private copy `new` (same identity), for the overlap checks of the
+/// op that follows, if `old`'s place is known to be the original's: `orig`,
+/// the target's layout in the original program, is where `old` is, up to
+/// the strides of dims of size 1 ([`equivalent`]; the record keeps
+/// `orig`). A tensor laid out otherwise than the original's (a strided
+/// input after a functional op) has views laid out otherwise too: the
+/// checks would compare layouts the original does not have, so there is
+/// no record.
+pub(crate) fn remember_copied_target<T: Scalar>(old: &Tensor<T>, new: &Tensor<T>, orig: &Layout) {
+    let known = match old.storage.origin.as_deref() {
+        // A copy made in place of a view: its recorded place.
+        Some(o) if o.base.is_some() && *old.layout() == o.own => equivalent(&o.layout, orig),
+        _ => equivalent(old.layout(), orig),
+    };
+    if !known {
+        return;
+    }
+    let (hold, _) = place_of(old);
+    let layout = orig.copied();
+    let old_key = hold.as_ptr() as *const u8 as usize;
+    let rec = Copied {
+        new_key: new.storage_key(),
+        old_key,
+        layout,
+        _old: Box::new(hold),
+    };
+    COPIED_FROM.with(|c| *c.borrow_mut() = Some(rec));
+    COPIED.with(|c| c.set(new.id()));
+}
+
+/// Whether `a` and `b` address the same elements in the same order: the
+/// same shape and offset, and the same strides but for dims of size 1,
+/// which address nothing (functionalized code can lay out a view with
+/// other strides there than the original, `[3, 1, 1]` for `[9, 1, 3]`).
+fn equivalent(a: &Layout, b: &Layout) -> bool {
+    a.shape == b.shape
+        && a.offset == b.offset
+        && a.shape
+            .iter()
+            .zip(a.strides.iter().zip(b.strides.iter()))
+            .all(|(&n, (x, y))| n == 1 || x == y)
+}
+
+/// Drops the record of [`remember_copied_target`] if it is `id`'s (the op
+/// on it was committed).
+#[inline]
+pub(crate) fn forget_copied_target(id: TensorId) {
+    if COPIED.with(Cell::get) == id {
+        COPIED.with(|c| c.set(0));
+        COPIED_FROM.with(|c| c.borrow_mut().take());
+    }
+}
+
+/// Records where `t`'s elements are in the original program, if `t` alone
+/// holds its buffer: at `layout` of the buffer `base` (`None`: its own
+/// buffer, laid out there as `layout`). Functionalized code records it for
+/// a `*_copy` made in place of a view (`remove = "mutations_and_views"`),
+/// and for a root whose value is laid out otherwise than the original's.
+pub(crate) fn set_place<T: Scalar>(
+    t: &mut Tensor<T>,
+    base: Option<Weak<Storage<T>>>,
+    layout: Layout,
+) {
+    let own = t.layout().copied();
+    if let Some(s) = Arc::get_mut(&mut t.storage) {
+        s.origin = Some(Box::new(Origin { base, layout, own }));
+    }
+}
+
+/// Where `t`'s elements are in the original program ([`place`]), with a
+/// weak handle of that buffer.
+pub(crate) fn place_of<T: Scalar>(t: &Tensor<T>) -> (Weak<Storage<T>>, Layout) {
+    match original_place(t) {
+        Some((base, layout)) => (
+            base.unwrap_or_else(|| Arc::downgrade(&t.storage)),
+            layout.copied(),
+        ),
+        None => (Arc::downgrade(&t.storage), t.layout().copied()),
+    }
+}
+
+/// Where `t`'s elements are in the original program, if recorded
+/// ([`set_place`]) for `t` as it is laid out now: that buffer (`None`:
+/// `t`'s own) and layout.
+fn original_place<T: Scalar>(t: &Tensor<T>) -> Option<(Option<Weak<Storage<T>>>, &Layout)> {
+    let o = t.storage.origin.as_deref()?;
+    (*t.layout() == o.own).then(|| (o.base.clone(), &o.layout))
+}
+
+/// The buffer key and layout of `t` in the original program: its
+/// [`original_place`], or its own.
+pub(crate) fn place<T: Scalar>(t: &Tensor<T>) -> (usize, &Layout) {
+    match original_place(t) {
+        Some((Some(b), l)) => (b.as_ptr() as *const u8 as usize, l),
+        Some((None, l)) => (t.storage_key(), l),
+        None => (t.storage_key(), t.layout()),
+    }
+}
+
+/// Whether `dst` and `src`, on distinct buffers, may be on one in the
+/// original program: one of them is a copy made in place of a view, or
+/// `dst` a copy of the target made for the op.
+#[inline]
+fn elsewhere_in_original<A: Scalar, B: Scalar>(dst: &Tensor<A>, src: &Tensor<B>) -> bool {
+    dst.storage.origin.is_some()
+        || src.storage.origin.is_some()
+        || COPIED.with(Cell::get) == dst.id()
+}
+
+/// The checks above for the argument `src` of an op on `dst`, on distinct
+/// buffers (`any`: refuse a full overlap too), by where the two are in
+/// the original program ([`original_place`], and for a target generated
+/// code copied for the op, where it was).
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn check_original_places<A: Scalar, B: Scalar>(
+    op: &str,
+    arg: &str,
+    dst: &Tensor<A>,
+    src: &Tensor<B>,
+    any: bool,
+) {
+    let copied = COPIED_FROM.with(|c| {
+        c.borrow()
+            .as_ref()
+            .filter(|r| COPIED.with(Cell::get) == dst.id() && r.new_key == dst.storage_key())
+            .map(|r| (r.old_key, r.layout.copied()))
+    });
+    let (dst_key, dst_layout) = match copied {
+        Some(p) => p,
+        None => {
+            let (k, l) = place(dst);
+            (k, l.copied())
+        }
+    };
+    let (src_key, src_layout) = place(src);
+    if dst_key != src_key {
+        return;
+    }
+    match layouts_overlap(&dst_layout, src_layout) {
+        Overlap::Partial => refuse(op, arg, &dst_layout, src_layout),
+        Overlap::Full if any => refuse(op, arg, &dst_layout, src_layout),
+        _ => {}
     }
 }
 

@@ -77,10 +77,9 @@ pub fn can_donate_elem<T: Element>(t: &Tensor<T>, caller: Option<&Tensor<T>>) ->
 /// handles, and `t` is row-major from offset 0.
 #[inline]
 fn sole_row_major<T: Element>(t: &Tensor<T>, extra: usize) -> bool {
-    Arc::strong_count(&t.storage) == 1 + extra
-        && Arc::weak_count(&t.storage) == 0
-        && t.layout.offset == 0
-        && t.layout.is_contiguous()
+    // (Weak handles are the overlap checks' records, which never read the
+    // elements: see `crate::ops::overlap`.)
+    Arc::strong_count(&t.storage) == 1 + extra && t.layout.offset == 0 && t.layout.is_contiguous()
 }
 
 dispatch_f32! {
@@ -118,7 +117,6 @@ fn can_donate_alias_any<T: Element>(
         && state.is_current(rstate)
         && value.same_storage(root)
         && Arc::strong_count(&root.storage) == 2 + rstate.caller_handles(root)
-        && Arc::weak_count(&root.storage) == 0
         && root.layout.is_contiguous()
         && root.layout.offset == 0
         && !state.original_overlaps()
@@ -135,6 +133,7 @@ fn can_donate_alias_any<T: Element>(
 /// producing that value.
 pub fn donated<T: Element>(t: &mut Tensor<T>) {
     let old = t.id;
+    crate::ops::overlap::forget_copied_target(old);
     t.id = crate::tensor::fresh_id();
     crate::trace::record_as_functional(old, t.id);
 }

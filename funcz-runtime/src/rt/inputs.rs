@@ -119,13 +119,16 @@ pub trait InputKey {
     fn visit_keys(&self, f: &mut dyn FnMut(usize));
 
     /// The storage address of this input if it is one tensor (`None` for
-    /// collections): [`check_inputs_disjoint`]'s fast path.
+    /// collections): [`check_inputs_disjoint`]'s fast path (the buffer it
+    /// holds, as [`visit_keys`](Self::visit_keys) gives it).
     fn single_key(&self) -> Option<usize> {
-        self.single_tensor().map(|(key, _, _)| key)
+        None
     }
 
     /// The storage address, identity and layout of this input if it is one
-    /// tensor (`None` for collections), for
+    /// tensor (`None` for collections), where its elements are in the
+    /// original program (a `*_copy` made in place of a view gives the
+    /// view's base and layout), for
     /// [`check_args_overlap`](super::check_args_overlap).
     fn single_tensor(&self) -> Option<(usize, crate::tensor::TensorId, &Layout)> {
         None
@@ -137,8 +140,12 @@ impl<T: Scalar> InputKey for Tensor<T> {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         f(self.storage_key())
     }
+    fn single_key(&self) -> Option<usize> {
+        Some(self.storage_key())
+    }
     fn single_tensor(&self) -> Option<(usize, crate::tensor::TensorId, &Layout)> {
-        Some((self.storage_key(), self.id, &self.layout))
+        let (key, layout) = crate::ops::overlap::place(self);
+        Some((key, self.id, layout))
     }
 }
 
@@ -168,6 +175,9 @@ impl<X: InputKey + ?Sized> InputKey for &X {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         (**self).visit_keys(f)
     }
+    fn single_key(&self) -> Option<usize> {
+        (**self).single_key()
+    }
     fn single_tensor(&self) -> Option<(usize, crate::tensor::TensorId, &Layout)> {
         (**self).single_tensor()
     }
@@ -176,6 +186,9 @@ impl<X: InputKey + ?Sized> InputKey for &X {
 impl<X: InputKey + ?Sized> InputKey for &mut X {
     fn visit_keys(&self, f: &mut dyn FnMut(usize)) {
         (**self).visit_keys(f)
+    }
+    fn single_key(&self) -> Option<usize> {
+        (**self).single_key()
     }
     fn single_tensor(&self) -> Option<(usize, crate::tensor::TensorId, &Layout)> {
         (**self).single_tensor()

@@ -69,7 +69,7 @@ pub fn kept<T: Element>(op: &str, target: &Tensor<T>, new: Tensor<T>) -> Tensor<
 /// let x = Tensor::<f32>::zeros(&[4]);
 /// let (head, tail) = (x.narrow(0, 0, 2), x.narrow(0, 1, 2));
 /// rt::check_args_overlap("add_", &head, &[(&KeyProbe(&x.narrow(0, 2, 2))).key(), (&KeyProbe(&1.0f32)).key()]);
-/// let r = std::panic::catch_unwind(|| rt::check_args_overlap("add_", &head, &[(&KeyProbe(&tail)).key()]));
+/// let r = std::panic::catch_unwind(|| rt::check_args_overlap("add_", &head, &[KeyProbe(&tail).key()]));
 /// assert!(r.is_err());
 /// ```
 #[track_caller]
@@ -78,15 +78,57 @@ pub fn check_args_overlap<T: Element>(
     target: &Tensor<T>,
     args: &[Option<&dyn super::InputKey>],
 ) {
-    use crate::ops::overlap::{Overlap, layouts_overlap, refuse};
+    use crate::ops::overlap::{Overlap, layouts_overlap, place, refuse};
+    let (name, any, params) = as_reported(op);
+    let (target_key, target_layout) = place(target);
     for (i, a) in args.iter().enumerate() {
+        let Some(param) = params.get(i).copied().filter(|p| !p.is_empty()) else {
+            continue;
+        };
         if let Some((key, id, src)) = a.and_then(|a| a.single_tensor())
-            && key == target.storage_key()
-            && id != target.id
-            && layouts_overlap(&target.layout, src) == Overlap::Partial
+            && key == target_key
         {
-            refuse(op, &format!("#{}", i + 1), &target.layout, src)
+            let overlap = if id == target.id {
+                Overlap::Full
+            } else {
+                layouts_overlap(target_layout, src)
+            };
+            if overlap == Overlap::Partial || (any && overlap == Overlap::Full) {
+                refuse(name, param, target_layout, src)
+            }
         }
+    }
+}
+
+/// How the kernel of the in-place op `op` checks its arguments against
+/// the tensor it writes, so that [`check_args_overlap`]'s panic is the
+/// op's own: the op name it reports (PyTorch's: `add_scaled_` is `add_`
+/// with `alpha`), whether it refuses a full overlap too (the indexed ops),
+/// and the names of its checked parameters by position (`""`: not checked;
+/// positions past the end neither). An op not in
+/// [`OVERLAP_CHECKED_OPS`](crate::optable::OVERLAP_CHECKED_OPS) checks
+/// nothing.
+fn as_reported(op: &str) -> (&str, bool, &'static [&'static str]) {
+    const OTHER: &[&str] = &["other"];
+    const ADDC: &[&str] = &["tensor1", "tensor2"];
+    const SOURCE: &[&str] = &["", "index", "source"];
+    if !crate::optable::OVERLAP_CHECKED_OPS.contains(&op) {
+        return (op, false, &[]);
+    }
+    match op {
+        "add_scaled_" => ("add_", false, OTHER),
+        "sub_scaled_" => ("sub_", false, OTHER),
+        "addcmul1_" => ("addcmul_", false, ADDC),
+        "addcdiv1_" => ("addcdiv_", false, ADDC),
+        "addcmul_" | "addcdiv_" => (op, false, ADDC),
+        "lerp_" => (op, false, &["end", "weight"]),
+        "pow_" => (op, false, &["exponent"]),
+        "copy_" => (op, false, &["src"]),
+        "index_copy_" | "index_add_" => (op, true, SOURCE),
+        "index_add_scaled_" => ("index_add_", true, SOURCE),
+        "scatter_" | "scatter_add_" => (op, true, &["", "index", "src"]),
+        "index_put_" => (op, true, &["", "values"]),
+        _ => (op, false, OTHER),
     }
 }
 
@@ -116,5 +158,84 @@ mod tests {
         let own = std::panic::catch_unwind(|| y.add_(Tensor::ones(&[2, 3])))
             .expect_err("the in-place op refuses it too");
         assert_eq!(own.downcast_ref::<String>(), Some(msg));
+    }
+
+    fn message(f: impl FnOnce()) -> String {
+        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("a panic");
+        e.downcast_ref::<String>().cloned().expect("a message")
+    }
+
+    /// For every elementwise op with tensor parameters, an argument
+    /// partially overlapping the target in each parameter: the check's
+    /// panic is the op's own, word for word.
+    #[test]
+    fn the_overlap_check_panics_as_each_op_does() {
+        use super::super::{KeyProbe, ViaKey};
+        let base = || Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+        let ones = Tensor::<f32>::ones(&[2, 2]);
+        type Op = fn(&Tensor<f32>, &Tensor<f32>, &Tensor<f32>);
+        let ops: &[(&str, usize, Op)] = &[
+            ("add_", 0, |b, a, _| drop(b.add_(a))),
+            ("sub_", 0, |b, a, _| drop(b.sub_(a))),
+            ("mul_", 0, |b, a, _| drop(b.mul_(a))),
+            ("div_", 0, |b, a, _| drop(b.div_(a))),
+            ("pow_", 0, |b, a, _| drop(b.pow_(a))),
+            ("add_scaled_", 0, |b, a, _| drop(b.add_scaled_(a, 2.0))),
+            ("sub_scaled_", 0, |b, a, _| drop(b.sub_scaled_(a, 2.0))),
+            ("copy_", 0, |b, a, _| drop(b.copy_(a))),
+            ("lerp_", 0, |b, a, o| drop(b.lerp_(a, o))),
+            ("lerp_", 1, |b, a, o| drop(b.lerp_(o, a))),
+            ("addcmul_", 0, |b, a, o| drop(b.addcmul_(a, o, 0.5))),
+            ("addcmul_", 1, |b, a, o| drop(b.addcmul_(o, a, 0.5))),
+            ("addcdiv_", 1, |b, a, o| drop(b.addcdiv_(o, a, 0.5))),
+            ("addcmul1_", 1, |b, a, o| drop(b.addcmul1_(o, a))),
+            ("addcdiv1_", 0, |b, a, o| drop(b.addcdiv1_(a, o))),
+        ];
+        for &(op, at, run) in ops {
+            assert!(crate::optable::OVERLAP_CHECKED_OPS.contains(&op), "{op}");
+            let b = base();
+            let own = message(|| run(&b, &b.t(), &ones));
+            let b = base();
+            let t = b.t();
+            let probes = if at == 0 {
+                [KeyProbe(&t).key(), KeyProbe(&ones).key()]
+            } else {
+                [KeyProbe(&ones).key(), KeyProbe(&t).key()]
+            };
+            let ours = message(|| check_args_overlap(op, &b, &probes));
+            assert_eq!(ours, own, "{op}");
+        }
+        // The indexed ops refuse any overlap of their source, the very
+        // target included.
+        let idx = Tensor::<i64>::from_vec(vec![0, 1], &[2]);
+        type Indexed = fn(&Tensor<f32>, &Tensor<i64>, &Tensor<f32>);
+        let indexed: &[(&str, usize, Indexed)] = &[
+            ("index_copy_", 2, |b, i, s| drop(b.index_copy_(0, i, s))),
+            ("index_add_", 2, |b, i, s| drop(b.index_add_(0, i, s))),
+            ("index_add_scaled_", 2, |b, i, s| {
+                drop(b.index_add_scaled_(0, i, s, 2.0))
+            }),
+            ("scatter_", 2, |b, i, s| drop(b.scatter_(0, i, s))),
+            ("scatter_add_", 2, |b, i, s| drop(b.scatter_add_(0, i, s))),
+            ("index_put_", 1, |b, i, s| {
+                drop(b.index_put_(&[i], s, false))
+            }),
+        ];
+        for &(op, at, run) in indexed {
+            assert!(crate::optable::OVERLAP_CHECKED_OPS.contains(&op), "{op}");
+            for whole in [false, true] {
+                let b = Tensor::<f32>::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[4]);
+                let (src, idx) = if whole {
+                    (b.alias(), Tensor::<i64>::from_vec(vec![3, 2, 1, 0], &[4]))
+                } else {
+                    (b.narrow(0, 1, 2), idx.alias())
+                };
+                let own = message(|| run(&b.alias(), &idx, &src.alias()));
+                let mut probes: Vec<Option<&dyn crate::rt::InputKey>> = vec![None; at + 1];
+                probes[at] = KeyProbe(&src).key();
+                let ours = message(|| check_args_overlap(op, &b, &probes));
+                assert_eq!(ours, own, "{op} whole={whole}");
+            }
+        }
     }
 }

@@ -255,6 +255,25 @@ impl ViewMeta {
         }
     }
 
+    /// The layout this view has in the original program when its base is
+    /// laid out there as `l`, if it is a view there (`None` for a
+    /// `view`/`reshape` that would copy). It depends on `l`'s shape only,
+    /// as it did on the base the view was made of, so it cannot panic
+    /// (`as_strided` is not checked against the extent of `l`'s buffer: it
+    /// was against the base's).
+    pub(crate) fn place_layout(&self, l: &Layout) -> Option<Layout> {
+        use crate::view::shape as sh;
+        match self {
+            ViewMeta::View(s) | ViewMeta::Reshape(s) => sh::reshape_layout("view", l, s),
+            ViewMeta::Flatten => sh::flatten_layout("flatten", l),
+            ViewMeta::Contiguous if !l.is_contiguous() => None,
+            ViewMeta::AsStrided(sz, st, o) => {
+                Some(sh::as_strided_layout("as_strided", usize::MAX, sz, st, *o))
+            }
+            m => Some(m.apply_layout(l)),
+        }
+    }
+
     /// True if this maybe-view (`reshape`, `flatten`, `contiguous`) is a
     /// view of a tensor laid out as `l`, as PyTorch decides.
     pub fn is_view_of(&self, l: &Layout) -> bool {
@@ -273,9 +292,23 @@ impl ViewMeta {
     }
 
     /// Replays the view on `t`: the view op itself in [`Mode::Views`], its
-    /// `*_copy` form in [`Mode::Copies`]. Recorded in the trace.
+    /// `*_copy` form in [`Mode::Copies`]. Recorded in the trace. A copy
+    /// remembers where the view's elements are (for the overlap checks of
+    /// in-place ops: see [`crate::ops::overlap`]).
     #[track_caller]
     pub fn forward<T: Scalar>(&self, t: &Tensor<T>, mode: Mode) -> Tensor<T> {
+        let mut out = self.forward_as(t, mode);
+        if mode == Mode::Copies {
+            let (base, layout) = crate::ops::overlap::place_of(t);
+            if let Some(l) = self.place_layout(&layout) {
+                crate::ops::overlap::set_place(&mut out, Some(base), l);
+            }
+        }
+        out
+    }
+
+    #[track_caller]
+    fn forward_as<T: Scalar>(&self, t: &Tensor<T>, mode: Mode) -> Tensor<T> {
         use ViewMeta::*;
         let copies = mode == Mode::Copies;
         match self {
@@ -292,7 +325,7 @@ impl ViewMeta {
                     t.reshape(s.as_slice())
                 }
             }
-            Flatten => View(vec![-1]).forward(t, mode),
+            Flatten => View(vec![-1]).forward_as(t, mode),
             T => {
                 if copies {
                     t.t_copy()

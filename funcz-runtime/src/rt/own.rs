@@ -39,12 +39,19 @@ use super::apply::{cast_mut, cast_ref, dispatch_f32, same};
 use super::tracked::Tracked;
 
 /// Replaces `t` by a contiguous copy of its elements in a fresh buffer,
-/// keeping its identity (a trace sees the same value).
+/// keeping its identity (a trace sees the same value). The in-place op
+/// that follows still checks its arguments against the buffer and layout
+/// `t` had (the original's: see [`crate::ops::overlap`]).
+/// `orig` is `t`'s layout in the original program, if known.
 #[inline(never)]
-fn privatize<T: Element>(t: &mut Tensor<T>) {
+fn privatize<T: Element>(t: &mut Tensor<T>, orig: Option<&crate::layout::Layout>) {
     let id = t.id;
-    *t = materialize(t, &t.layout);
-    t.id = id;
+    let mut copy = materialize(t, &t.layout);
+    copy.id = id;
+    if let Some(orig) = orig {
+        crate::ops::overlap::remember_copied_target(t, &copy, orig);
+    }
+    *t = copy;
 }
 
 dispatch_f32! {
@@ -58,7 +65,7 @@ dispatch_f32! {
 
 fn own_root_any<T: Element>(t: &mut Tensor<T>, state: &Tracked) {
     if !super::can_donate_root(t, state) {
-        privatize(t);
+        privatize(t, state.known_original_layout());
     }
 }
 
@@ -70,7 +77,7 @@ dispatch_f32! {
 
 fn own_any<T: Element>(t: &mut Tensor<T>) {
     if !super::can_donate(t) {
-        privatize(t);
+        privatize(t, None);
     }
 }
 
@@ -97,7 +104,7 @@ fn own_alias_any<T: Element>(
     state: &Tracked,
 ) {
     if !super::can_donate_alias(root, rstate, value, state) {
-        privatize(value);
+        privatize(value, state.known_original_layout());
     }
 }
 

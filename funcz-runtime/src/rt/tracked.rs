@@ -275,6 +275,12 @@ impl Tracked {
         &self.orig.layout
     }
 
+    /// [`original_layout`](Self::original_layout), where it is recorded
+    /// (not for a collection element, whose state is made at each use).
+    pub(super) fn known_original_layout(&self) -> Option<&Layout> {
+        (!self.element).then_some(&self.orig.layout)
+    }
+
     /// True if the value no longer aliases its root (a `reshape` that
     /// copied, or an alias of a root that was since rebound).
     pub(super) fn follows(&self, root: &Tracked) -> bool {
@@ -609,6 +615,64 @@ fn commit_any<T: Element>(
     super::kept_shape(op, value, &new);
     *value = new;
     commit_value(op, root, rstate, value, state, false, mode);
+    place_committed_copy(root, rstate, value, state, mode);
+}
+
+/// In [`Mode::Copies`], after a commit through the alias `value` (state
+/// `state`) of `root`: `value`, a copy in a buffer of its own, remembers
+/// where its elements are in the original program, the alias's view of the
+/// root's new value (the root may have a new buffer, and `value` is the
+/// functional op's result), for the overlap checks of the in-place ops
+/// that follow (see [`crate::ops::overlap`]).
+fn place_committed_copy<T: Element>(
+    root: &Tensor<T>,
+    rstate: &Tracked,
+    value: &mut Tensor<T>,
+    state: &Tracked,
+    mode: Mode,
+) {
+    if mode == Mode::Copies && state.follows(rstate) && !state.chain.is_empty() {
+        let (base, _) = crate::ops::overlap::place_of(root);
+        crate::ops::overlap::set_place(value, Some(base), state.orig.layout.copied());
+    }
+}
+
+/// After a commit gave `root` a new value: a value laid out otherwise than
+/// the root is in the original program (a write-back through `t()` leaves
+/// a transposed base, a functional op a contiguous one) is laid out again
+/// as the original's, when that is dense (a permutation of a contiguous
+/// layout): its views are then laid out as the original's, and so decide
+/// what the original decides where layouts matter (the overlap checks of
+/// in-place ops, `is_contiguous`, `stride`). Otherwise (a strided input)
+/// it remembers the original's layout, so that the `*_copy`s made of it in
+/// `remove = "mutations_and_views"` mode know where their elements are in
+/// the original (see [`crate::ops::overlap`]).
+fn place_root<T: Element>(root: &mut Tensor<T>, rstate: &Tracked) {
+    let orig = &rstate.orig.layout;
+    if rstate.element || root.layout == *orig || root.shape() != &orig.shape[..] {
+        return;
+    }
+    if orig.offset == 0 && crate::ops::overlap::is_non_overlapping_and_dense(orig) {
+        relayout(root, orig);
+    } else {
+        crate::ops::overlap::set_place(root, None, orig.copied());
+    }
+}
+
+/// Replaces `t` by its elements in a fresh buffer laid out as `orig` (of
+/// `t`'s shape, dense, from offset 0), keeping its identity; untraced.
+#[inline(never)]
+fn relayout<T: Element>(t: &mut Tensor<T>, orig: &Layout) {
+    // The dims by decreasing stride: the permuted view of `t` whose
+    // row-major order is `orig`'s order in memory.
+    let mut order: Vec<usize> = (0..orig.ndim()).collect();
+    order.sort_by(|&a, &b| orig.strides[b].cmp(&orig.strides[a]).then(a.cmp(&b)));
+    let dims: Vec<i64> = order.iter().map(|&d| d as i64).collect();
+    let in_memory_order = crate::view::shape::permute_layout("permute", &t.layout, &dims);
+    let mut laid = crate::view::gather::materialize(t, &in_memory_order);
+    laid.layout = orig.copied();
+    laid.id = t.id;
+    *t = laid;
 }
 
 dispatch_f32! {
@@ -647,6 +711,7 @@ fn commit_donated_any<T: Element>(
     let known_window =
         state.chain.len() == 1 && value.same_storage(root) && state.is_current(rstate);
     commit_value(op, root, rstate, value, state, known_window, mode);
+    place_committed_copy(root, rstate, value, state, mode);
 }
 
 /// [`window`](super::window)'s fast path, when it applies: returns
@@ -892,6 +957,7 @@ fn commit_from_any<T: Element>(
         writeback_root(root, rstate, state.chain(), value, false, mode);
         rstate.generation += 1;
         state.generation = rstate.generation;
+        place_committed_copy(root, rstate, value, state, mode);
     } else if state.detached.is_none() {
         refuse_rebound_view(op);
     }
@@ -917,6 +983,7 @@ fn writeback_root<T: Element>(
     if was_contiguous && !root.is_contiguous() {
         *root = root.contiguous();
     }
+    place_root(root, rstate);
     // A contiguous element stays laid out as it was, down to the strides
     // of its size-1 dimensions, which address nothing (the inverse of a
     // `permute` of a `[2, 1]` tensor rebuilt it with strides `[1, 2]`).
@@ -957,6 +1024,7 @@ fn commit_root_any<T: Element>(
     super::kept_shape(op, root, &new);
     *root = new;
     root_committed(op, root, rstate);
+    place_root(root, rstate);
 }
 
 /// Commits `new`, the root resized by `resize_` (the one in-place op that
