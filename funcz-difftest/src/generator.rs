@@ -913,7 +913,10 @@ struct Gen {
 /// The written-to tensor of the in-place op being generated. Its tensor
 /// operands must not partially overlap it (PyTorch raises, and so does the
 /// runtime: the original would panic), and for the indexed ops (`strict`)
-/// must not overlap it at all; an operand that would is cloned.
+/// must not overlap it at all; an operand that would is cloned, but for
+/// one in a hundred, kept on purpose: the original then panics, and every
+/// variant must panic alike (an argument overlapping its target through an
+/// alias or a copy once computed a value in the functionalized variants).
 #[derive(Clone, Debug)]
 struct Dest {
     /// Its root (storages of other roots are other storages).
@@ -1419,6 +1422,33 @@ impl Gen {
             .into_iter()
             .filter(|p| avoid.is_empty() || base_name(&p.recv) != avoid)
             .collect();
+        // Sometimes an operand partially overlapping the written-to tensor
+        // on purpose (`b.add_(&y)` with `let y = b.t();`, `x.add_(&x.t())`):
+        // the original panics, and so must every variant (see [`Dest`]).
+        if let Some(d) = self.dest.clone()
+            && !d.strict
+            && !d.inexact
+            && self.rng.chance(20)
+        {
+            let hit = ps.iter().find(|p| {
+                p.rid == d.rid
+                    && !p.inexact
+                    && broadcasts(&p.lay.shape, shape)
+                    && overlap(&d.lay, &p.lay) == Overlap::Partial
+            });
+            if let Some(p) = hit {
+                return p.refx.clone();
+            }
+            if let Some(r) = d.recv.as_deref()
+                && avoid.is_empty()
+                && d.lay.ndim() == 2
+                && d.lay.shape[0] == d.lay.shape[1]
+                && d.lay.shape == shape
+                && overlap(&d.lay, &View::T.apply(&d.lay).0) == Overlap::Partial
+            {
+                return format!("&{r}.t()");
+            }
+        }
         let ok: Vec<&Place> = ps
             .iter()
             .filter(|p| broadcasts(&p.lay.shape, shape))
@@ -1444,7 +1474,15 @@ impl Gen {
     /// `refx`, an operand of the in-place op being generated, or a clone of
     /// it (`&{recv}.clone()`) if it would overlap the written-to tensor in a
     /// way the op refuses (see [`Dest`]).
-    fn guarded(&self, recv: &str, refx: String, lay: &Lay, rid: usize, inexact: bool) -> String {
+    fn guarded(
+        &mut self,
+        recv: &str,
+        refx: String,
+        lay: &Lay,
+        rid: usize,
+        inexact: bool,
+    ) -> String {
+        let keep_overlap = self.rng.chance(1);
         // (A variable bound to an in-place op's result is its receiver.)
         let itself = |r: &str| {
             let v = self.vars.iter().rev().find(|v| v.name == r && !v.moved);
@@ -1457,14 +1495,14 @@ impl Gen {
             .and_then(|d| d.recv.as_deref())
             .is_some_and(|d| itself(d) == itself(recv));
         match &self.dest {
-            Some(d) if d.strict && same_tensor => format!("&{recv}.clone()"),
+            Some(d) if d.strict && same_tensor && !keep_overlap => format!("&{recv}.clone()"),
             // The very tensor written to: a full overlap.
             Some(d) if d.recv.as_deref() == Some(recv) => refx,
             // Layouts that change with the loop iteration: undecided.
             Some(d) if d.rid == rid && (d.inexact || inexact) => format!("&{recv}.clone()"),
             Some(d) if d.rid == rid => match overlap(&d.lay, lay) {
-                Overlap::Partial => format!("&{recv}.clone()"),
-                Overlap::Full if d.strict => format!("&{recv}.clone()"),
+                Overlap::Partial if !keep_overlap => format!("&{recv}.clone()"),
+                Overlap::Full if d.strict && !keep_overlap => format!("&{recv}.clone()"),
                 _ => refx,
             },
             _ => refx,
