@@ -219,7 +219,7 @@ struct Copied {
     layout: Layout,
     /// A weak handle of that buffer: its address is not reused while the
     /// record stands (a weak handle does not keep the elements).
-    _old: Box<dyn Any>,
+    _old: Weak<dyn Any>,
 }
 
 thread_local! {
@@ -254,7 +254,7 @@ pub(crate) fn remember_copied_target<T: Scalar>(old: &Tensor<T>, new: &Tensor<T>
         new_key: new.storage_key(),
         old_key,
         layout,
-        _old: Box::new(hold),
+        _old: hold,
     };
     COPIED_FROM.with(|c| *c.borrow_mut() = Some(rec));
     COPIED.with(|c| c.set(new.id()));
@@ -353,27 +353,38 @@ fn check_original_places<A: Scalar, B: Scalar>(
     src: &Tensor<B>,
     any: bool,
 ) {
-    let copied = COPIED_FROM.with(|c| {
-        c.borrow()
-            .as_ref()
-            .filter(|r| COPIED.with(Cell::get) == dst.id() && r.new_key == dst.storage_key())
-            .map(|r| (r.old_key, r.layout.copied()))
-    });
-    let (dst_key, dst_layout) = match copied {
-        Some(p) => p,
-        None => {
-            let (k, l) = place(dst);
-            (k, l.copied())
-        }
-    };
     let (src_key, src_layout) = place(src);
-    if dst_key != src_key {
-        return;
-    }
-    match layouts_overlap(&dst_layout, src_layout) {
-        Overlap::Partial => refuse(op, arg, &dst_layout, src_layout),
-        Overlap::Full if any => refuse(op, arg, &dst_layout, src_layout),
+    let decide = |dst_layout: &Layout| match layouts_overlap(dst_layout, src_layout) {
+        Overlap::Partial => refuse(op, arg, dst_layout, src_layout),
+        Overlap::Full if any => refuse(op, arg, dst_layout, src_layout),
         _ => {}
+    };
+    if COPIED.with(Cell::get) == dst.id() {
+        // (The layout is copied out of the record only to refuse.)
+        let copied = COPIED_FROM.with(|c| {
+            c.borrow()
+                .as_ref()
+                .filter(|r| r.new_key == dst.storage_key())
+                .map(|r| {
+                    let refused = r.old_key == src_key
+                        && match layouts_overlap(&r.layout, src_layout) {
+                            Overlap::Partial => true,
+                            Overlap::Full => any,
+                            _ => false,
+                        };
+                    refused.then(|| r.layout.copied())
+                })
+        });
+        if let Some(found) = copied {
+            if let Some(layout) = found {
+                decide(&layout);
+            }
+            return;
+        }
+    }
+    let (dst_key, dst_layout) = place(dst);
+    if dst_key == src_key {
+        decide(dst_layout);
     }
 }
 

@@ -308,6 +308,7 @@ impl ViewMeta {
     }
 
     #[track_caller]
+    #[inline(always)]
     fn forward_as<T: Scalar>(&self, t: &Tensor<T>, mode: Mode) -> Tensor<T> {
         use ViewMeta::*;
         let copies = mode == Mode::Copies;
