@@ -1526,6 +1526,27 @@ variants!(overlap_unit_strides, overlap_unit_strides_f, overlap_unit_strides_fv;
     b.sum().item()
 });
 
+// Default mode: an alias updated through a private copy of it (another
+// view shared its buffer) keeps that copy as its value after the commit
+// (it shows the root's elements, so it is not made again), no longer a view
+// of the root's buffer. (Seed 6136, program 1869.)
+variants!(overlap_private_alias, overlap_private_alias_f, overlap_private_alias_fv; fn (x0: &Tensor) -> f32 {
+    let v1 = x0.view([-1]).select(0, 4).contiguous();
+    let v2 = v1.contiguous();
+    v1.sigmoid_();
+    let _ = &v2;
+    x0.add_(&v1);
+    x0.sum().item()
+});
+// The outputs of a multi-output view (`unbind`) as copies. (Seed 6137,
+// program 1812.)
+variants!(overlap_unbind, overlap_unbind_f, overlap_unbind_fv; fn (x: &Tensor) -> f32 {
+    let b = x.mul(1.0);
+    let p = b.as_strided([2i64], [1i64], 0).narrow(-1, 0, 1).unbind(0);
+    b.unsqueeze(1).reshape([2, 1, 1]).mul_(&p[0]);
+    b.sum().item()
+});
+
 #[test]
 fn regress_overlaps_the_generator_found_panic_alike() {
     type F = fn(&Tensor) -> f32;
@@ -1575,6 +1596,20 @@ fn regress_overlaps_the_generator_found_panic_alike() {
                 overlap_unit_strides_fv,
             ],
             iota(&[3, 3]),
+        ),
+        (
+            "private_alias",
+            [
+                overlap_private_alias,
+                overlap_private_alias_f,
+                overlap_private_alias_fv,
+            ],
+            iota(&[9]),
+        ),
+        (
+            "unbind",
+            [overlap_unbind, overlap_unbind_f, overlap_unbind_fv],
+            iota(&[2]),
         ),
     ];
     let head = |m: &str| {

@@ -44,10 +44,13 @@
 //! **Copies in place of views.** With `remove = "mutations_and_views"` a
 //! view is a `*_copy` in a buffer of its own. Such a copy's storage
 //! remembers where the view's elements are in the original program (the
-//! view's base buffer and layout, [`remember_origin`]), and the checks
-//! compare a whole copy by that place. Records hold weak handles only: they
-//! never keep elements alive, nor count as a handle that could observe a
-//! buffer (donation ignores them).
+//! view's base buffer and its layout there, [`set_place`], by
+//! `ViewMeta::forward` and at commits), and the checks compare the copy by
+//! that place ([`place`]). A root value laid out otherwise than the
+//! original's, which cannot be laid out as it (a strided input), records
+//! the original's layout the same way. Records hold weak handles only:
+//! they never keep elements alive, nor count as a handle that could
+//! observe a buffer (donation ignores them).
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -264,7 +267,7 @@ pub(crate) fn remember_copied_target<T: Scalar>(old: &Tensor<T>, new: &Tensor<T>
 /// same shape and offset, and the same strides but for dims of size 1,
 /// which address nothing (functionalized code can lay out a view with
 /// other strides there than the original, `[3, 1, 1]` for `[9, 1, 3]`).
-fn equivalent(a: &Layout, b: &Layout) -> bool {
+pub(crate) fn equivalent(a: &Layout, b: &Layout) -> bool {
     a.shape == b.shape
         && a.offset == b.offset
         && a.shape
@@ -354,11 +357,7 @@ fn check_original_places<A: Scalar, B: Scalar>(
     any: bool,
 ) {
     let (src_key, src_layout) = place(src);
-    let decide = |dst_layout: &Layout| match layouts_overlap(dst_layout, src_layout) {
-        Overlap::Partial => refuse(op, arg, dst_layout, src_layout),
-        Overlap::Full if any => refuse(op, arg, dst_layout, src_layout),
-        _ => {}
-    };
+    let refused = |o: Overlap| o == Overlap::Partial || (any && o == Overlap::Full);
     if COPIED.with(Cell::get) == dst.id() {
         // (The layout is copied out of the record only to refuse.)
         let copied = COPIED_FROM.with(|c| {
@@ -366,25 +365,19 @@ fn check_original_places<A: Scalar, B: Scalar>(
                 .as_ref()
                 .filter(|r| r.new_key == dst.storage_key())
                 .map(|r| {
-                    let refused = r.old_key == src_key
-                        && match layouts_overlap(&r.layout, src_layout) {
-                            Overlap::Partial => true,
-                            Overlap::Full => any,
-                            _ => false,
-                        };
-                    refused.then(|| r.layout.copied())
+                    (r.old_key == src_key && refused(layouts_overlap(&r.layout, src_layout)))
+                        .then(|| r.layout.copied())
                 })
         });
-        if let Some(found) = copied {
-            if let Some(layout) = found {
-                decide(&layout);
-            }
-            return;
+        match copied {
+            Some(Some(layout)) => refuse(op, arg, &layout, src_layout),
+            Some(None) => return,
+            None => {}
         }
     }
     let (dst_key, dst_layout) = place(dst);
-    if dst_key == src_key {
-        decide(dst_layout);
+    if dst_key == src_key && refused(layouts_overlap(dst_layout, src_layout)) {
+        refuse(op, arg, dst_layout, src_layout);
     }
 }
 

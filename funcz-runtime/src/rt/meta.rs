@@ -698,8 +698,25 @@ impl MultiMeta {
     }
 
     /// All outputs: the multi-output view op or its `*_copy`. Recorded.
+    /// Copies remember where their elements are in the original (see
+    /// [`ViewMeta::forward`]).
     #[track_caller]
     pub fn forward<T: Scalar>(&self, t: &Tensor<T>, mode: Mode) -> Vec<Tensor<T>> {
+        let mut outs = self.forward_as(t, mode);
+        if mode == Mode::Copies {
+            let (base, layout) = crate::ops::overlap::place_of(t);
+            for (k, out) in outs.iter_mut().enumerate() {
+                if let Some(l) = self.output(t.shape(), k).place_layout(&layout) {
+                    crate::ops::overlap::set_place(out, Some(base.clone()), l);
+                }
+            }
+        }
+        outs
+    }
+
+    #[track_caller]
+    #[inline(always)]
+    fn forward_as<T: Scalar>(&self, t: &Tensor<T>, mode: Mode) -> Vec<Tensor<T>> {
         let copies = mode == Mode::Copies;
         match *self {
             MultiMeta::Split(s, d) => {

@@ -618,12 +618,14 @@ fn commit_any<T: Element>(
     place_committed_copy(root, rstate, value, state, mode);
 }
 
-/// In [`Mode::Copies`], after a commit through the alias `value` (state
-/// `state`) of `root`: `value`, a copy in a buffer of its own, remembers
-/// where its elements are in the original program, the alias's view of the
-/// root's new value (the root may have a new buffer, and `value` is the
-/// functional op's result), for the overlap checks of the in-place ops
-/// that follow (see [`crate::ops::overlap`]).
+/// After a commit through the alias `value` (state `state`) of `root`,
+/// where `value` holds a buffer of its own (the functional op's result, a
+/// private copy made for the op, a `*_copy` in [`Mode::Copies`]) and not a
+/// view of the root's: in [`Mode::Views`] it becomes that view again (as
+/// it is in the original: its views, and the overlap checks of the
+/// in-place ops that follow, then see the root's buffer); in
+/// [`Mode::Copies`] it remembers where its elements are in the original
+/// program (see [`crate::ops::overlap`]).
 fn place_committed_copy<T: Element>(
     root: &Tensor<T>,
     rstate: &Tracked,
@@ -631,9 +633,28 @@ fn place_committed_copy<T: Element>(
     state: &Tracked,
     mode: Mode,
 ) {
-    if mode == Mode::Copies && state.follows(rstate) && !state.chain.is_empty() {
-        let (base, _) = crate::ops::overlap::place_of(root);
-        crate::ops::overlap::set_place(value, Some(base), state.orig.layout.copied());
+    if !state.follows(rstate) || state.chain.is_empty() || value.same_storage(root) {
+        return;
+    }
+    match mode {
+        Mode::Views => {
+            let mut v = root.handle();
+            for m in state.chain() {
+                v = m.forward_view(&v);
+            }
+            // (Unless a step copies, a `reshape` the layout does not allow,
+            // or the view is laid out otherwise than the original's.)
+            if v.same_storage(root)
+                && crate::ops::overlap::equivalent(&v.layout, &state.orig.layout)
+            {
+                v.id = value.id;
+                *value = v;
+            }
+        }
+        Mode::Copies => {
+            let (base, _) = crate::ops::overlap::place_of(root);
+            crate::ops::overlap::set_place(value, Some(base), state.orig.layout.copied());
+        }
     }
 }
 
