@@ -1436,8 +1436,11 @@ impl Gen {
             && !d.elem
             && self.rng.chance(20)
         {
+            // (Not the target under another name: see `guarded`.)
+            let me = d.recv.as_deref().map(|r| self.itself(r));
             let hit = ps.iter().find(|p| {
                 p.rid == d.rid
+                    && me.as_ref().is_none_or(|m| *m != self.itself(&p.recv))
                     && !p.inexact
                     && broadcasts(&p.lay.shape, shape)
                     && overlap(&d.lay, &p.lay) == Overlap::Partial
@@ -1477,6 +1480,20 @@ impl Gen {
         self.scalar()
     }
 
+    /// The tensor the place `r` names: a variable bound to an in-place
+    /// op's result is its receiver, through any number of such bindings.
+    fn itself(&self, r: &str) -> String {
+        let mut r = r.to_string();
+        for _ in 0..self.vars.len() {
+            let v = self.vars.iter().rev().find(|v| v.name == r && !v.moved);
+            match v.and_then(|v| v.same.clone()) {
+                Some(s) if s != r => r = s,
+                _ => break,
+            }
+        }
+        r
+    }
+
     /// `refx`, an operand of the in-place op being generated, or a clone of
     /// it (`&{recv}.clone()`) if it would overlap the written-to tensor in a
     /// way the op refuses (see [`Dest`]).
@@ -1489,18 +1506,18 @@ impl Gen {
         inexact: bool,
     ) -> String {
         let keep_overlap = self.rng.chance(1) && !self.dest.as_ref().is_some_and(|d| d.elem);
-        // (A variable bound to an in-place op's result is its receiver.)
-        let itself = |r: &str| {
-            let v = self.vars.iter().rev().find(|v| v.name == r && !v.moved);
-            v.and_then(|v| v.same.clone())
-                .unwrap_or_else(|| r.to_string())
-        };
+        let itself = |r: &str| self.itself(r);
         let same_tensor = self
             .dest
             .as_ref()
             .and_then(|d| d.recv.as_deref())
             .is_some_and(|d| itself(d) == itself(recv));
         match &self.dest {
+            // The same tensor under another name (`let w = x.lerp_(..);`):
+            // the original decides its overlap by identity (a full one,
+            // whatever the two handles' layouts), functionalized code by
+            // layout (a known gap, see the README's limits).
+            Some(d) if same_tensor && d.recv.as_deref() != Some(recv) => format!("&{recv}.clone()"),
             Some(d) if d.strict && same_tensor && !keep_overlap => format!("&{recv}.clone()"),
             // The very tensor written to: a full overlap.
             Some(d) if d.recv.as_deref() == Some(recv) => refx,
@@ -1509,6 +1526,10 @@ impl Gen {
             Some(d) if d.rid == rid => match overlap(&d.lay, lay) {
                 Overlap::Partial if !keep_overlap => format!("&{recv}.clone()"),
                 Overlap::Full if d.strict && !keep_overlap => format!("&{recv}.clone()"),
+                // Undecided by layout, but an indexed op's target reached
+                // through `shallow_clone()` is its operand itself in the
+                // original (the same gap).
+                Overlap::TooHard if d.strict => format!("&{recv}.clone()"),
                 _ => refx,
             },
             _ => refx,
