@@ -1683,3 +1683,39 @@ fn regress_a_write_back_through_a_transpose_keeps_the_roots_layout() {
         },
     );
 }
+
+// An early `return` inside a `for t in xs.iter_mut()` loop whose value
+// reads a mutated `&Tensor` input (`return (x * 1.0, t.clone());`) did not
+// compile (E0502 at the attribute): a bare input in the value was taken
+// for a move of it, so the inputs were written back first, while `t`
+// still borrowed the collection. A `&`/`&mut` input is read by reference;
+// only one passed by value is moved. (Seed 6147, program 195.)
+variants!(return_in_iter_mut, return_in_iter_mut_f, return_in_iter_mut_fv; fn (x: &Tensor, xs: &mut [Tensor], n: usize) -> (Tensor, Tensor) {
+    x.mul_(2.0);
+    xs[0].add_(1.0);
+    for t in xs.iter_mut() {
+        if n == 0 {
+            return (x * 1.0f32, t.clone());
+        }
+    }
+    (x * 3.0f32, xs[1].clone())
+});
+
+#[test]
+fn regress_an_early_return_in_an_iter_mut_loop_reading_a_ref_input_compiles() {
+    for n in [0, 1] {
+        check_values(
+            "return_in_iter_mut",
+            &[iota(&[2]), iota(&[2]), iota(&[2])],
+            |v, ins| {
+                let (x, rest) = ins.split_at_mut(1);
+                let (a, b) = [
+                    return_in_iter_mut,
+                    return_in_iter_mut_f,
+                    return_in_iter_mut_fv,
+                ][v](&x[0], rest, n);
+                vec![a, b]
+            },
+        );
+    }
+}

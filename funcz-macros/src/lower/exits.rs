@@ -48,11 +48,21 @@ impl Lowerer<'_> {
             moved: bool,
         }
         impl V<'_, '_> {
+            // (Only an input passed by value: a bare `x` of a `&Tensor` or
+            // `&mut Tensor` input is read as a reference to its value,
+            // `(&__fz_v_x)`, which moves nothing; writing back first there
+            // conflicted with a borrow the value holds, `return (x * 1.0,
+            // t.clone())` in a `for t in xs.iter_mut()` loop.)
             fn input(&self, e: &Expr) -> bool {
                 self.lw.binding_of(e).is_some_and(|id| {
                     matches!(
                         self.lw.scopes.kind(id),
-                        Kind::Root { input: Some(_), .. } | Kind::Coll { input: Some(_) }
+                        Kind::Root {
+                            input: Some(Passing::Value),
+                            ..
+                        } | Kind::Coll {
+                            input: Some((Passing::Value, _))
+                        }
                     )
                 })
             }
