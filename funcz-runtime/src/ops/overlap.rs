@@ -306,10 +306,8 @@ pub(crate) fn set_place<T: Scalar>(
 /// weak handle of that buffer.
 pub(crate) fn place_of<T: Scalar>(t: &Tensor<T>) -> (Weak<Storage<T>>, Layout) {
     match original_place(t) {
-        Some((base, layout)) => (
-            base.unwrap_or_else(|| Arc::downgrade(&t.storage)),
-            layout.copied(),
-        ),
+        Some((Some(base), layout)) => (base.clone(), layout.copied()),
+        Some((None, layout)) => (Arc::downgrade(&t.storage), layout.copied()),
         None => (Arc::downgrade(&t.storage), t.layout().copied()),
     }
 }
@@ -317,9 +315,9 @@ pub(crate) fn place_of<T: Scalar>(t: &Tensor<T>) -> (Weak<Storage<T>>, Layout) {
 /// Where `t`'s elements are in the original program, if recorded
 /// ([`set_place`]) for `t` as it is laid out now: that buffer (`None`:
 /// `t`'s own) and layout.
-fn original_place<T: Scalar>(t: &Tensor<T>) -> Option<(Option<Weak<Storage<T>>>, &Layout)> {
+fn original_place<T: Scalar>(t: &Tensor<T>) -> Option<(Option<&Weak<Storage<T>>>, &Layout)> {
     let o = t.storage.origin.as_deref()?;
-    (*t.layout() == o.own).then(|| (o.base.clone(), &o.layout))
+    (*t.layout() == o.own).then_some((o.base.as_ref(), &o.layout))
 }
 
 /// The buffer key and layout of `t` in the original program: its

@@ -69,7 +69,7 @@ pub fn kept<T: Element>(op: &str, target: &Tensor<T>, new: Tensor<T>) -> Tensor<
 /// let x = Tensor::<f32>::zeros(&[4]);
 /// let (head, tail) = (x.narrow(0, 0, 2), x.narrow(0, 1, 2));
 /// rt::check_args_overlap("add_", &head, &[(&KeyProbe(&x.narrow(0, 2, 2))).key(), (&KeyProbe(&1.0f32)).key()]);
-/// let r = std::panic::catch_unwind(|| rt::check_args_overlap("add_", &head, &[KeyProbe(&tail).key()]));
+/// let r = std::panic::catch_unwind(|| rt::check_args_overlap("add_", &head, &[(&KeyProbe(&tail)).key()]));
 /// assert!(r.is_err());
 /// ```
 #[track_caller]

@@ -638,10 +638,7 @@ fn place_committed_copy<T: Element>(
     }
     match mode {
         Mode::Views => {
-            let mut v = root.handle();
-            for m in state.chain() {
-                v = m.forward_view(&v);
-            }
+            let mut v = crate::trace::untraced(|| replay(root, state.chain(), Mode::Views));
             // (Unless a step copies, a `reshape` the layout does not allow,
             // or the view is laid out otherwise than the original's.)
             if v.same_storage(root)
@@ -659,7 +656,8 @@ fn place_committed_copy<T: Element>(
 }
 
 /// After a commit gave `root` a new value: a value laid out otherwise than
-/// the root is in the original program (a write-back through `t()` leaves
+/// the root is in the original program (even in the strides of dims of
+/// size 1, which decide a full overlap from a partial one) (a write-back through `t()` leaves
 /// a transposed base, a functional op a contiguous one) is laid out again
 /// as the original's, when that is dense (a permutation of a contiguous
 /// layout): its views are then laid out as the original's, and so decide
