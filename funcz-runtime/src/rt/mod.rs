@@ -28,6 +28,8 @@ mod fuse;
 mod fuse_kernel;
 mod fuse_multi;
 mod inplace;
+mod instances;
+pub use instances::f32_instances;
 mod inputs;
 mod kept;
 mod list;
