@@ -331,8 +331,21 @@ fn lower_fn(
                 Some((key, _, _)) => key.clone(),
                 None => ident.to_string(),
             });
+            // A reference parameter is passed as itself (reborrowed): a
+            // reference to the parameter would be one more indirection for
+            // the check and one more borrow for the function's borrow check.
             keys.push(match kind {
                 ParamKind::List { .. } => quote!(&__fz_rt::TensorList::tensors(&*#ident)),
+                ParamKind::Tensor(Passing::Ref)
+                | ParamKind::Collection {
+                    passing: Passing::Ref,
+                    ..
+                } => quote!(#ident),
+                ParamKind::Tensor(Passing::RefMut)
+                | ParamKind::Collection {
+                    passing: Passing::RefMut,
+                    ..
+                } => quote!(&*#ident),
                 _ => quote!(&#ident),
             });
         }

@@ -110,22 +110,39 @@ pub fn all() -> impl Iterator<Item = &'static OpInfo> {
 /// assert!(lookup("len").is_none());
 /// ```
 pub fn lookup(name: &str) -> Option<&'static OpInfo> {
-    // A map built once: the macro asks for every method call it meets
+    // An index built once: the macro asks for every method call it meets
     // (a 1,000-op chain asked hundreds of thousands of times), and the
     // table has hundreds of rows. The first row of a name wins, as a scan
-    // in table order would find.
-    static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, &'static OpInfo>> =
-        std::sync::OnceLock::new();
-    INDEX
-        .get_or_init(|| {
-            let mut m = std::collections::HashMap::new();
-            for o in all() {
-                m.entry(o.name).or_insert(o);
+    // in table order would find. Keyed by the name's length and its first
+    // and last bytes, not a hash of all of it: cargo builds proc macros
+    // unoptimized in a debug build, where SipHash was most of a lookup.
+    static INDEX: std::sync::OnceLock<Vec<Vec<&'static OpInfo>>> = std::sync::OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut buckets: Vec<Vec<&'static OpInfo>> = vec![Vec::new(); BUCKETS];
+        for o in all() {
+            let b = &mut buckets[bucket(o.name)];
+            if !b.iter().any(|p| p.name == o.name) {
+                b.push(o);
             }
-            m
-        })
-        .get(name)
-        .copied()
+        }
+        buckets
+    });
+    index[bucket(name)].iter().find(|o| o.name == name).copied()
+}
+
+/// The number of buckets of [`lookup`]'s index (a prime).
+const BUCKETS: usize = 1021;
+
+/// The bucket of `name` in [`lookup`]'s index.
+fn bucket(name: &str) -> usize {
+    let b = name.as_bytes();
+    let (first, last) = match b {
+        [] => (0, 0),
+        [f, .., l] => (*f as usize, *l as usize),
+        [f] => (*f as usize, *f as usize),
+    };
+    let mid = b.get(b.len() / 2).map_or(0, |m| *m as usize);
+    (b.len() * 131 + first * 31 + mid * 7 + last) % BUCKETS
 }
 
 /// Methods recorded under another aten name than their own (their extra
@@ -206,6 +223,29 @@ pub fn aten_is_view(aten: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lookup_finds_the_first_row_of_each_name_as_a_scan_would() {
+        for o in all() {
+            let first = all().find(|p| p.name == o.name).unwrap();
+            assert!(std::ptr::eq(lookup(o.name).unwrap(), first), "{}", o.name);
+        }
+        for missing in ["", "x", "len", "add__", "_add", "narrow_copy_", "zz"] {
+            assert!(lookup(missing).is_none(), "{missing}");
+        }
+        // The index stays an index: no bucket holds more than a few rows.
+        let mut sizes = vec![0usize; BUCKETS];
+        for o in all() {
+            if std::ptr::eq(lookup(o.name).unwrap(), o) {
+                sizes[bucket(o.name)] += 1;
+            }
+        }
+        assert!(
+            sizes.iter().all(|&n| n <= 4),
+            "largest bucket {:?}",
+            sizes.iter().max()
+        );
+    }
 
     #[test]
     fn names_are_unique() {

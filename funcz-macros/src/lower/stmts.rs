@@ -126,6 +126,11 @@ impl Lowerer<'_> {
                         Want::Value
                     },
                 ) {
+                    if semi.is_some()
+                        && let Some(inner) = unbraced(&lowered)
+                    {
+                        return vec![Stmt::Item(syn::Item::Verbatim(inner))];
+                    }
                     return vec![Stmt::Expr(lowered, semi)];
                 }
                 let mut e = e;
@@ -535,4 +540,39 @@ impl Lowerer<'_> {
             pq!(#s = #bs.clone();),
         ]
     }
+}
+
+/// The statements of a generated block `{ a; b; }` when they can stand in
+/// the enclosing block instead (each ends with `;` and none is a `let`, so
+/// no value lives longer and no name is declared there): `{ s; };` costs
+/// an unoptimized build a scope of its own, for nothing.
+fn unbraced(e: &Expr) -> Option<TokenStream> {
+    let Expr::Verbatim(ts) = e else {
+        return None;
+    };
+    let mut it = ts.clone().into_iter();
+    let (Some(proc_macro2::TokenTree::Group(g)), None) = (it.next(), it.next()) else {
+        return None;
+    };
+    if g.delimiter() != proc_macro2::Delimiter::Brace {
+        return None;
+    }
+    let inner = g.stream();
+    // (Only the first token of a statement, past its attributes, can be
+    // `let`: each comparison asks the compiler for the identifier's text.)
+    let (mut last_semi, mut start) = (false, true);
+    for t in inner.clone() {
+        last_semi = false;
+        match t {
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == ';' => {
+                (last_semi, start) = (true, true);
+            }
+            proc_macro2::TokenTree::Punct(p) if start && p.as_char() == '#' => {}
+            proc_macro2::TokenTree::Group(g)
+                if start && g.delimiter() == proc_macro2::Delimiter::Bracket => {}
+            proc_macro2::TokenTree::Ident(i) if start && i == "let" => return None,
+            _ => start = false,
+        }
+    }
+    last_semi.then_some(inner)
 }
