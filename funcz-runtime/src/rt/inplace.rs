@@ -236,23 +236,40 @@ macro_rules! with_inplace_ops {
 /// which stays where the caller's statement made it (moving a window
 /// would copy its few hundred bytes, twice, per op).
 macro_rules! op_methods {
-    ($target:ident $(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
+    ($target:ident $recv:ident $(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
         $(
             impl<$t: $bound> $target<'_, $t> {
                 $(
-                    #[doc = concat!(
-                        "[`Tensor::", stringify!($name), "`] on the target, then its commit."
-                    )]
-                    #[track_caller]
-                    #[cfg_attr(not(debug_assertions), inline(always))]
-                    #[cfg_attr(debug_assertions, inline)]
-                    pub fn $name(&mut self, $($arg: $ty),*) {
-                        self.value().$kernel($($arg),*);
-                        self.done(stringify!($name));
-                    }
+                    op_method!($recv $name $kernel ($($arg: $ty),*));
                 )*
             }
         )*
+    };
+}
+
+/// One op method of [`op_methods`]: `by_value` takes the target (a few
+/// references: one borrow fewer at each call site of an unoptimized
+/// build), `by_ref` borrows it (a window is a few hundred bytes).
+macro_rules! op_method {
+    (by_value $name:ident $kernel:ident ($($arg:ident: $ty:ty),*)) => {
+        #[doc = concat!("[`Tensor::", stringify!($name), "`] on the target, then its commit.")]
+        #[track_caller]
+        #[cfg_attr(not(debug_assertions), inline(always))]
+        #[cfg_attr(debug_assertions, inline)]
+        pub fn $name(mut self, $($arg: $ty),*) {
+            self.value().$kernel($($arg),*);
+            self.done(stringify!($name));
+        }
+    };
+    (by_ref $name:ident $kernel:ident ($($arg:ident: $ty:ty),*)) => {
+        #[doc = concat!("[`Tensor::", stringify!($name), "`] on the target, then its commit.")]
+        #[track_caller]
+        #[cfg_attr(not(debug_assertions), inline(always))]
+        #[cfg_attr(debug_assertions, inline)]
+        pub fn $name(&mut self, $($arg: $ty),*) {
+            self.value().$kernel($($arg),*);
+            self.done(stringify!($name));
+        }
     };
 }
 
@@ -266,8 +283,8 @@ macro_rules! op_names {
     };
 }
 
-with_inplace_ops!(op_methods InPlace);
-with_inplace_ops!(op_methods InPlaceWindow);
+with_inplace_ops!(op_methods InPlace by_value);
+with_inplace_ops!(op_methods InPlaceWindow by_ref);
 with_inplace_ops!(op_names);
 
 #[cfg(test)]

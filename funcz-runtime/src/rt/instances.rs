@@ -206,19 +206,19 @@ pub fn f32_instances() -> Vec<*const ()> {
         };
     }
     macro_rules! operand_ops {
-        ($($ty:ident: $($name:ident)*;)*) => { $($(
-            all.extend(typed!($ty::$name => fn(&mut $ty, f32), $ty::$name => fn(&mut $ty, T)));
+        ($($ty:ident as $recv:ty: $($name:ident)*;)*) => { $($(
+            all.extend(typed!($ty::$name => fn($recv, f32), $ty::$name => fn($recv, T)));
         )*)* };
     }
-    operand_ops!(P: add_ sub_ mul_ div_ pow_; W: add_ sub_ mul_ div_ pow_;);
+    operand_ops!(P as P: add_ sub_ mul_ div_ pow_; W as &mut W: add_ sub_ mul_ div_ pow_;);
     all.extend(typed!(
-        P::add_scaled_ => fn(&mut P, f32, f32),
-        P::add_scaled_ => fn(&mut P, T, f32),
+        P::add_scaled_ => fn(P, f32, f32),
+        P::add_scaled_ => fn(P, T, f32),
         W::add_scaled_ => fn(&mut W, f32, f32),
         W::add_scaled_ => fn(&mut W, T, f32),
-        P::clamp_ => fn(&mut P, f32, f32),
+        P::clamp_ => fn(P, f32, f32),
         W::clamp_ => fn(&mut W, f32, f32),
-        P::lerp_ => fn(&mut P, T, f32),
+        P::lerp_ => fn(P, T, f32),
         W::lerp_ => fn(&mut W, T, f32),
     ));
     all.extend([
