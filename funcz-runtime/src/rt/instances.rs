@@ -221,6 +221,32 @@ pub fn f32_instances() -> Vec<*const ()> {
         P::lerp_ => fn(P, T, f32),
         W::lerp_ => fn(&mut W, T, f32),
     ));
+    // The input check: the keys of a tensor and of a slice of them (and
+    // of references to them: the check's `&dyn InputKey`s), and the check
+    // of 2 to 6 tensor inputs (references, `&mut` ones reborrowed).
+    macro_rules! input_keys {
+        ($($ty:ty),*) => { $(all.extend([
+            <$ty as InputKey>::visit_keys as *const (),
+            <$ty as InputKey>::single_key as *const (),
+            <$ty as InputKey>::single_tensor as *const (),
+            <$ty as InputKey>::storage_keys as *const (),
+        ]);)* };
+    }
+    input_keys!(
+        Tensor<f32>,
+        &Tensor<f32>,
+        [Tensor<f32>],
+        &[Tensor<f32>],
+        Vec<Tensor<f32>>,
+        &Vec<Tensor<f32>>
+    );
+    macro_rules! tensor_tuples {
+        ($($tuple:ty),*) => { $(all.extend([
+            <$tuple as InputKeys>::check_disjoint as *const (),
+            check_inputs_disjoint_of::<$tuple> as *const (),
+        ]);)* };
+    }
+    tensor_tuples!((T, T), (T, T, T), (T, T, T, T), (T, T, T, T, T), (T, T, T, T, T, T));
     all.extend([
         core::ptr::drop_in_place::<Var<f32>> as *const (),
         core::ptr::drop_in_place::<P> as *const (),
