@@ -383,11 +383,13 @@ fn window_step(steps: &[Step]) -> bool {
 fn mentions(tokens: TokenStream, place: &TokenStream) -> bool {
     // `fields`: with the names after a `.` (`value` in `v.value`); the
     // place's are not its variables.
-    fn idents(ts: TokenStream, out: &mut Vec<Ident>, fields: bool) {
+    // (As text, each once: comparing two `Ident`s asks the compiler for
+    // both texts, every time.)
+    fn idents(ts: TokenStream, out: &mut Vec<String>, fields: bool) {
         let mut after_dot = false;
         for t in ts {
             match &t {
-                TokenTree::Ident(i) if fields || !after_dot => out.push(i.clone()),
+                TokenTree::Ident(i) if fields || !after_dot => out.push(i.to_string()),
                 TokenTree::Group(g) => idents(g.stream(), out, fields),
                 _ => {}
             }
