@@ -754,6 +754,11 @@ mod target;
 
 pub(crate) use current::without_closures;
 pub(crate) use macros::macro_names;
+// (For the unit tests; the expansion bench compiles these modules in a
+// test build without them.)
+#[cfg(test)]
+#[allow(unused_imports)]
+pub(crate) use stmts::unbraced;
 
 /// Makes this thread expand fused runs as a user's build does (see
 /// `fuse::kernels_in_debug`).

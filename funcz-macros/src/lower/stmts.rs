@@ -546,7 +546,7 @@ impl Lowerer<'_> {
 /// the enclosing block instead (each ends with `;` and none is a `let`, so
 /// no value lives longer and no name is declared there): `{ s; };` costs
 /// an unoptimized build a scope of its own, for nothing.
-fn unbraced(e: &Expr) -> Option<TokenStream> {
+pub(crate) fn unbraced(e: &Expr) -> Option<TokenStream> {
     let Expr::Verbatim(ts) = e else {
         return None;
     };
@@ -559,7 +559,9 @@ fn unbraced(e: &Expr) -> Option<TokenStream> {
     }
     let inner = g.stream();
     // (Only the first token of a statement, past its attributes, can be
-    // `let`: each comparison asks the compiler for the identifier's text.)
+    // `let`: each comparison asks the compiler for the identifier's text.
+    // A statement starts after a `;` and after a braced group, which may
+    // end one with no `;`: `if c { .. } else { .. }`.)
     let (mut last_semi, mut start) = (false, true);
     for t in inner.clone() {
         last_semi = false;
@@ -568,6 +570,9 @@ fn unbraced(e: &Expr) -> Option<TokenStream> {
                 (last_semi, start) = (true, true);
             }
             proc_macro2::TokenTree::Punct(p) if start && p.as_char() == '#' => {}
+            proc_macro2::TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Brace => {
+                start = true;
+            }
             proc_macro2::TokenTree::Group(g)
                 if start && g.delimiter() == proc_macro2::Delimiter::Bracket => {}
             proc_macro2::TokenTree::Ident(i) if start && i == "let" => return None,

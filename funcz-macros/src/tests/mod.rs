@@ -6,6 +6,7 @@ mod diag_coverage;
 mod fast;
 mod refused;
 mod snapshots;
+mod unbraced;
 
 use proc_macro2::TokenStream;
 

@@ -232,9 +232,11 @@ macro_rules! with_inplace_ops {
 
 /// The op methods of `$target` ([`InPlace`], [`InPlaceWindow`]): each runs
 /// the [`Tensor`] method of its name on the target's `value()` (without the
-/// handle it returns) and commits it (`done`). They borrow the target,
-/// which stays where the caller's statement made it (moving a window
-/// would copy its few hundred bytes, twice, per op).
+/// handle it returns) and commits it (`done`). `$recv` says how they take
+/// the target (see [`op_method`]): an [`InPlace`] by value, an
+/// [`InPlaceWindow`] by reference, which stays where the caller's
+/// statement made it (moving a window would copy its few hundred bytes,
+/// twice, per op).
 macro_rules! op_methods {
     ($target:ident $recv:ident $(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
         $(

@@ -14,7 +14,8 @@
 //! per helper). Nothing in this crate calls the helpers with `f32`, so
 //! without this list every user crate compiled all of them again; with it
 //! the first annotated function of a crate costs about as much to compile
-//! as the first unannotated one (see BENCHMARKS.md, "Compile time").
+//! as the first unannotated one (see BENCHMARKS.md, "Shared f32 instances
+//! and lighter generated code").
 //! Other element types are compiled where they are used, as before.
 
 #![cfg_attr(not(debug_assertions), allow(unused_imports, unused_macros))]
