@@ -301,12 +301,13 @@ pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(128 * 1024, 8 * 1024 * 1024, f)
 }
 
-fn rt() -> TokenStream {
+fn rt() -> Ident {
     // Not cached: proc_macro tokens must not outlive one expansion.
     // (The function's `use ::funcz::rt::views as __fz_rt;` or `copies`,
     // see `expand::lower_fn`: a path of 3 tokens, not 8, and no mode
-    // argument.)
-    quote!(__fz_rt)
+    // argument. An identifier, not a stream: `quote!` appends it as one
+    // token, where a stream is handed to the compiler to be joined.)
+    Ident::new("__fz_rt", Span::call_site())
 }
 
 fn tmp(name: &str) -> Ident {
