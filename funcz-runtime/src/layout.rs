@@ -74,6 +74,24 @@ impl Layout {
         }
     }
 
+    /// True if `self` and `other`, two layouts of one buffer, reach the same
+    /// elements in the same order: the same shape, and (unless empty) the
+    /// same offset and the same strides along every dimension of more than
+    /// one element (a size-1 dimension's stride addresses nothing, and
+    /// functionalized code may lay out a view with another one there).
+    pub(crate) fn same_elements(&self, other: &Layout) -> bool {
+        // (An empty layout's offset and strides address nothing: tested
+        // last, as the common case agrees in those.)
+        self.shape == other.shape
+            && ((self.offset == other.offset
+                && self
+                    .shape
+                    .iter()
+                    .zip(self.strides.iter().zip(other.strides.iter()))
+                    .all(|(&n, (x, y))| n <= 1 || x == y))
+                || self.numel() == 0)
+    }
+
     /// Number of dimensions.
     pub fn ndim(&self) -> usize {
         self.shape.len()

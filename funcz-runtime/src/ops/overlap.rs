@@ -236,7 +236,7 @@ thread_local! {
 /// by the private copy `new` (same identity), for the overlap checks of the
 /// op that follows, if `old`'s place is known to be the original's: `orig`,
 /// the target's layout in the original program, is where `old` is, up to
-/// the strides of dims of size 1 ([`equivalent`]; the record keeps
+/// the strides of dims of size 1 ([`Layout::same_elements`]; the record keeps
 /// `orig`). A tensor laid out otherwise than the original's (a strided
 /// input after a functional op) has views laid out otherwise too: the
 /// checks would compare layouts the original does not have, so there is
@@ -244,8 +244,8 @@ thread_local! {
 pub(crate) fn remember_copied_target<T: Scalar>(old: &Tensor<T>, new: &Tensor<T>, orig: &Layout) {
     let known = match old.storage.origin.as_deref() {
         // A copy made in place of a view: its recorded place.
-        Some(o) if o.base.is_some() && *old.layout() == o.own => equivalent(&o.layout, orig),
-        _ => equivalent(old.layout(), orig),
+        Some(o) if o.base.is_some() && *old.layout() == o.own => o.layout.same_elements(orig),
+        _ => old.layout().same_elements(orig),
     };
     if !known {
         return;
@@ -261,19 +261,6 @@ pub(crate) fn remember_copied_target<T: Scalar>(old: &Tensor<T>, new: &Tensor<T>
     };
     COPIED_FROM.with(|c| *c.borrow_mut() = Some(rec));
     COPIED.with(|c| c.set(new.id()));
-}
-
-/// Whether `a` and `b` address the same elements in the same order: the
-/// same shape and offset, and the same strides but for dims of size 1,
-/// which address nothing (functionalized code can lay out a view with
-/// other strides there than the original, `[3, 1, 1]` for `[9, 1, 3]`).
-pub(crate) fn equivalent(a: &Layout, b: &Layout) -> bool {
-    a.shape == b.shape
-        && a.offset == b.offset
-        && a.shape
-            .iter()
-            .zip(a.strides.iter().zip(b.strides.iter()))
-            .all(|(&n, (x, y))| n == 1 || x == y)
 }
 
 /// Drops the record of [`remember_copied_target`] if it is `id`'s (the op

@@ -401,7 +401,7 @@ fn write_back_any<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
         if value.id == dst.id {
             return;
         }
-        if same_elements(&value.layout, &dst.layout) {
+        if value.layout.same_elements(&dst.layout) {
             // Nothing to copy (the same elements in the same order; the
             // strides of size-1 dims may differ): only a recording trace
             // needs to see it (and then the node's output, a handle of
@@ -417,20 +417,6 @@ fn write_back_any<T: Element>(dst: &Tensor<T>, value: &Tensor<T>) {
         }
     }
     dst.copy_in_place(value);
-}
-
-/// True if two layouts of one storage name the same elements in the same
-/// order: the same shape and offset, and the same strides along every
-/// dimension of more than one element (a size-1 dimension's stride is
-/// never used to address an element).
-#[inline]
-fn same_elements(a: &crate::layout::Layout, b: &crate::layout::Layout) -> bool {
-    a.offset == b.offset
-        && a.shape == b.shape
-        && a.shape
-            .iter()
-            .zip(a.strides.iter().zip(b.strides.iter()))
-            .all(|(&n, (sa, sb))| n < 2 || sa == sb)
 }
 
 /// What an owned input's hidden caller handle becomes once the body assigns

@@ -107,15 +107,13 @@ pub fn check_args_overlap<T: Element>(
 /// and the names of its checked parameters by position (`""`: not checked;
 /// positions past the end neither). An op not in
 /// [`OVERLAP_CHECKED_OPS`](crate::optable::OVERLAP_CHECKED_OPS) checks
-/// nothing.
+/// nothing (a test keeps the two lists one).
 fn as_reported(op: &str) -> (&str, bool, &'static [&'static str]) {
     const OTHER: &[&str] = &["other"];
     const ADDC: &[&str] = &["tensor1", "tensor2"];
     const SOURCE: &[&str] = &["", "index", "source"];
-    if !crate::optable::OVERLAP_CHECKED_OPS.contains(&op) {
-        return (op, false, &[]);
-    }
     match op {
+        "add_" | "sub_" | "mul_" | "div_" => (op, false, OTHER),
         "add_scaled_" => ("add_", false, OTHER),
         "sub_scaled_" => ("sub_", false, OTHER),
         "addcmul1_" => ("addcmul_", false, ADDC),
@@ -128,7 +126,7 @@ fn as_reported(op: &str) -> (&str, bool, &'static [&'static str]) {
         "index_add_scaled_" => ("index_add_", true, SOURCE),
         "scatter_" | "scatter_add_" => (op, true, &["", "index", "src"]),
         "index_put_" => (op, true, &["", "values"]),
-        _ => (op, false, OTHER),
+        _ => (op, false, &[]),
     }
 }
 
@@ -158,6 +156,19 @@ mod tests {
         let own = std::panic::catch_unwind(|| y.add_(Tensor::ones(&[2, 3])))
             .expect_err("the in-place op refuses it too");
         assert_eq!(own.downcast_ref::<String>(), Some(msg));
+    }
+
+    /// `as_reported` checks the ops of the op table's list, and no other.
+    #[test]
+    fn the_reported_checks_are_the_listed_ops() {
+        for op in crate::optable::OVERLAP_CHECKED_OPS {
+            assert!(!super::as_reported(op).2.is_empty(), "{op}");
+        }
+        for op in crate::optable::INPLACE_TARGET_OPS {
+            let listed = crate::optable::OVERLAP_CHECKED_OPS.contains(op);
+            assert_eq!(!super::as_reported(op).2.is_empty(), listed, "{op}");
+        }
+        assert!(super::as_reported("masked_scatter_").2.is_empty());
     }
 
     fn message(f: impl FnOnce()) -> String {

@@ -641,9 +641,7 @@ fn place_committed_copy<T: Element>(
             let mut v = crate::trace::untraced(|| replay(root, state.chain(), Mode::Views));
             // (Unless a step copies, a `reshape` the layout does not allow,
             // or the view is laid out otherwise than the original's.)
-            if v.same_storage(root)
-                && crate::ops::overlap::equivalent(&v.layout, &state.orig.layout)
-            {
+            if v.same_storage(root) && v.layout.same_elements(&state.orig.layout) {
                 v.id = value.id;
                 *value = v;
             }
@@ -656,10 +654,10 @@ fn place_committed_copy<T: Element>(
 }
 
 /// After a commit gave `root` a new value: a value laid out otherwise than
-/// the root is in the original program (even in the strides of dims of
-/// size 1, which decide a full overlap from a partial one) (a write-back through `t()` leaves
-/// a transposed base, a functional op a contiguous one) is laid out again
-/// as the original's, when that is dense (a permutation of a contiguous
+/// the root is in the original program (a write-back through `t()` leaves
+/// a transposed base, a functional op a contiguous one; even the strides
+/// of dims of size 1 count, which decide a full overlap from a partial
+/// one) is laid out again as the original's, when that is dense (a permutation of a contiguous
 /// layout): its views are then laid out as the original's, and so decide
 /// what the original decides where layouts matter (the overlap checks of
 /// in-place ops, `is_contiguous`, `stride`). Otherwise (a strided input)

@@ -106,7 +106,7 @@ impl<T: Scalar> Tensor<T> {
             // written in place, so the window does not overlap itself).
             let check = || match is_window {
                 Some(f) => f(&self.layout, &src.layout),
-                None => same_elements(&src.layout, &window(&self.layout)),
+                None => src.layout.same_elements(&window(&self.layout)),
             };
             let ok = if how.known_window {
                 debug_assert!(check(), "{name}: the known window is not the view's");
@@ -407,7 +407,7 @@ impl Outputs for Renamed {
 /// True if `p` reaches the elements of the window of `b` that keeps
 /// dimension `d` with `len` entries of stride `stride` from index `start`
 /// (a slice), or drops it at index `start` (a select, `len` is `None`):
-/// the same test as `same_elements` against that window, without building
+/// the same test as [`Layout::same_elements`] against that window, without building
 /// it.
 fn window_is(
     b: &Layout,
@@ -435,16 +435,4 @@ fn window_is(
         k += 1;
     }
     k == p.ndim() && (numel == 0 || p.offset == b.offset + start * b.strides[d])
-}
-
-/// True if `a` and `b` reach the same storage elements in the same order
-/// (strides of size-1 dimensions do not matter).
-fn same_elements(a: &Layout, b: &Layout) -> bool {
-    a.shape.iter().eq(b.shape.iter())
-        && (a.numel() == 0
-            || (a.offset == b.offset
-                && a.shape
-                    .iter()
-                    .zip(a.strides.iter().zip(b.strides.iter()))
-                    .all(|(&n, (&x, &y))| n <= 1 || x == y)))
 }
