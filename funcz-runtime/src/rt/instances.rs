@@ -226,16 +226,16 @@ fn unoptimized() -> Vec<*const ()> {
             all.extend(typed!($ty::$name => fn($recv, f32), $ty::$name => fn($recv, T)));
         )*)* };
     }
-    operand_ops!(P as P: add_ sub_ mul_ div_ pow_; W as &mut W: add_ sub_ mul_ div_ pow_;);
+    operand_ops!(P as P: add_ sub_ mul_ div_ pow_; W as W: add_ sub_ mul_ div_ pow_;);
     all.extend(typed!(
         P::add_scaled_ => fn(P, f32, f32),
         P::add_scaled_ => fn(P, T, f32),
-        W::add_scaled_ => fn(&mut W, f32, f32),
-        W::add_scaled_ => fn(&mut W, T, f32),
+        W::add_scaled_ => fn(W, f32, f32),
+        W::add_scaled_ => fn(W, T, f32),
         P::clamp_ => fn(P, f32, f32),
-        W::clamp_ => fn(&mut W, f32, f32),
+        W::clamp_ => fn(W, f32, f32),
         P::lerp_ => fn(P, T, f32),
-        W::lerp_ => fn(&mut W, T, f32),
+        W::lerp_ => fn(W, T, f32),
     ));
     // The input check: the keys of a tensor and of a slice of them (and
     // of references to them: the check's `&dyn InputKey`s), and the check
