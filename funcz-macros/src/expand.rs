@@ -474,6 +474,14 @@ fn lower_fn(
                         ));
                         prologue.push(pq!(let mut #ident = #ident;));
                     }
+                    _ if !*vec => {
+                        // A slice: reborrowed, and its handles boxed (see
+                        // `rt::input_slice`), with no `Index`/`Deref` calls.
+                        prologue.push(pq!(let #input = #ident;));
+                        prologue.push(pq!(
+                            let mut #ident = __fz_rt::input_slice(&*#input);
+                        ));
+                    }
                     _ => {
                         prologue.push(pq!(let #input = #ident;));
                         prologue.push(pq!(
@@ -481,7 +489,11 @@ fn lower_fn(
                         ));
                     }
                 }
+                let slice = !*vec && *passing != Passing::Value;
                 exit.push(match (passing, vec) {
+                    (Passing::RefMut, false) if lw.replaced.contains(&id) => {
+                        pq!(__fz_rt::write_back_slots(&mut *#input, &*#ident, &#replaced);)
+                    }
                     (Passing::RefMut, _) if lw.replaced.contains(&id) => {
                         pq!(__fz_rt::write_back_slots(&mut *#input, &#ident[..], &#replaced);)
                     }
@@ -491,6 +503,7 @@ fn lower_fn(
                     (Passing::RefMut, true) => {
                         pq!(__fz_rt::write_back_vec(&mut *#input, &#ident[..]);)
                     }
+                    _ if slice => pq!(__fz_rt::write_back_all(&*#input, &*#ident);),
                     _ => pq!(__fz_rt::write_back_all(&#input[..], &#ident[..]);),
                 });
             }

@@ -202,7 +202,7 @@ impl Lowerer<'_> {
                                 let call = parens(at, quote!(&#recv, #mode));
                                 pq!(#rt::MultiMeta::#method(#args).#forward #call)
                             } else {
-                                let meta = quote!(#rt::ViewMeta::#method(#args));
+                                let meta = view_meta(&rt, method, &m.args);
                                 let f = if read_only { "read_view" } else { "view_value" };
                                 let call = rt_call(at, f, quote!(&#recv, #meta));
                                 pq!(#call)
@@ -397,8 +397,8 @@ impl Lowerer<'_> {
             Kind::Coll {
                 input: Some((p, vec)),
             } if self.facts.mutated.contains(&id) => match (p, vec) {
-                (Passing::Ref, false) => *e = pq!((&#ident[..])),
-                (Passing::RefMut, false) => *e = pq!((&mut #ident[..])),
+                (Passing::Ref, false) => *e = pq!((&*#ident)),
+                (Passing::RefMut, false) => *e = pq!((&mut *#ident)),
                 (Passing::Ref, true) => *e = pq!((&#ident)),
                 (Passing::RefMut, true) => *e = pq!((&mut #ident)),
                 (Passing::Value, _) => {}

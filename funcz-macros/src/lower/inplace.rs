@@ -167,10 +167,9 @@ impl Lowerer<'_> {
                         let Step::View(vm, vargs) = &steps[0] else {
                             unreachable!("a multi-output step is not a statement's only step")
                         };
-                        let vargs = meta_args(vm, vargs);
                         stmts.pop(); // the view `emit_steps_from` made: `rt::window` makes it
                         let method = &m.method;
-                        let meta = quote!(#rt::ViewMeta::#vm(#vargs));
+                        let meta = view_meta(&rt, vm, vargs);
                         if one_call(&op) {
                             // One call and the op (`rt::InPlaceWindow`).
                             let window = match var_pair(&pv, &ps) {
@@ -488,7 +487,6 @@ impl Lowerer<'_> {
         for a in args.iter_mut() {
             self.visit_expr_mut(a);
         }
-        let margs = meta_args(&meta, &args);
         let Some(id) = self.binding_of(&m.receiver) else {
             // On a temporary (`grad.abs().add_(eps).unsqueeze_(0)`, torch's
             // Adamax): the new layout is seen only through the result, so
@@ -497,7 +495,7 @@ impl Lowerer<'_> {
             if !matches!(want, Want::Bound) {
                 let mut recv = (*m.receiver).clone();
                 self.visit_expr_mut(&mut recv);
-                let meta = quote!(#rt::ViewMeta::#meta(#margs));
+                let meta = view_meta(&rt, &meta, &args);
                 let call = rt_call(m.method.span(), "view_value", quote!(&#recv, #meta));
                 return pq!(#call);
             }
@@ -508,7 +506,7 @@ impl Lowerer<'_> {
         let v = self.value(id);
         let s = self.state(id);
         let at = m.method.span();
-        let meta = quote!(#rt::ViewMeta::#meta(#margs));
+        let meta = view_meta(&rt, &meta, &args);
         let value = rt_call(at, "view_value", quote!(&#v, #meta));
         // `let w = v.t_();` binds an alias of `v`'s root: value and state.
         let tail: TokenStream = match want {

@@ -130,18 +130,60 @@ fn meta_args(method: &Ident, args: &Args) -> TokenStream {
     if !AS_I64.contains(&method.to_string().as_str()) {
         return args.to_token_stream();
     }
-    let typed = args.iter().map(|a| match a {
-        Expr::Lit(l) => typed_int(&l.lit, false).unwrap_or_else(|| a.to_token_stream()),
+    let typed = args
+        .iter()
+        .map(|a| literal_i64(a).unwrap_or_else(|| a.to_token_stream()));
+    quote!(#(#typed),*)
+}
+
+/// The `rt::ViewMeta` of the view `method(args)`: the variant itself
+/// (`ViewMeta::Narrow(0i64, 0i64, 2i64)`, `ViewMeta::T`) when every argument
+/// is an integer literal and their number is the variant's, else the
+/// constructor call that converts them (`ViewMeta::narrow(0i64, i, 1i64)`),
+/// which is also what reports a wrong argument at the user's span. A
+/// variant is no call: cheaper to compile in an unoptimized build.
+fn view_meta(rt: &Ident, method: &Ident, args: &Args) -> TokenStream {
+    // (method, variant, arity) of the variants that hold only `i64`s.
+    const VARIANTS: &[(&str, &str, usize)] = &[
+        ("narrow", "Narrow", 3),
+        ("slice", "Slice", 4),
+        ("select", "Select", 2),
+        ("transpose", "Transpose", 2),
+        ("diagonal", "Diagonal", 3),
+        ("squeeze_dim", "SqueezeDim", 1),
+        ("unsqueeze", "Unsqueeze", 1),
+        ("unfold", "Unfold", 3),
+        ("t", "T", 0),
+        ("squeeze", "Squeeze", 0),
+    ];
+    let name = method.to_string();
+    if let Some(&(_, variant, arity)) = VARIANTS.iter().find(|(m, _, _)| *m == name)
+        && args.len() == arity
+    {
+        let variant = Ident::new(variant, method.span());
+        if arity == 0 {
+            return quote!(#rt::ViewMeta::#variant);
+        }
+        let typed: Option<Vec<TokenStream>> = args.iter().map(literal_i64).collect();
+        if let Some(typed) = typed {
+            return quote!(#rt::ViewMeta::#variant(#(#typed),*));
+        }
+    }
+    let margs = meta_args(method, args);
+    quote!(#rt::ViewMeta::#method(#margs))
+}
+
+/// An integer literal argument (`2`, `-1`) as an `i64` literal.
+fn literal_i64(a: &Expr) -> Option<TokenStream> {
+    match a {
+        Expr::Lit(l) if l.attrs.is_empty() => typed_int(&l.lit, false),
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) && u.attrs.is_empty() => match &*u.expr
         {
-            Expr::Lit(l) if l.attrs.is_empty() => {
-                typed_int(&l.lit, true).unwrap_or_else(|| a.to_token_stream())
-            }
-            _ => a.to_token_stream(),
+            Expr::Lit(l) if l.attrs.is_empty() => typed_int(&l.lit, true),
+            _ => None,
         },
-        _ => a.to_token_stream(),
-    });
-    quote!(#(#typed),*)
+        _ => None,
+    }
 }
 
 /// `lit` as an `i64` literal (negated if `neg`), if it is an unsuffixed

@@ -349,8 +349,7 @@ impl Lowerer<'_> {
                     {
                         // One view of a place that needs no temporaries:
                         // bound directly (no block, no tuple to rebuild).
-                        let margs = meta_args(method, args);
-                        let meta = quote!(#rt::ViewMeta::#method(#margs));
+                        let meta = view_meta(&rt, method, args);
                         let at = method.span();
                         return vec![match (in_var, var_pair(&pv, &ps)) {
                             (true, Some(x)) => {

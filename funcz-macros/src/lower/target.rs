@@ -283,8 +283,7 @@ impl Lowerer<'_> {
             let nv = format_ident!("__fz_view_{}", k, span = Span::mixed_site());
             let var = match step {
                 Step::View(method, args) => {
-                    let margs = meta_args(method, args);
-                    let meta = quote!(#rt::ViewMeta::#method(#margs));
+                    let meta = view_meta(&rt, method, args);
                     match var_pair(&v, &s) {
                         Some(x) => rt_call(method.span(), "var_view", quote!(&#x, #meta)),
                         None => rt_call(method.span(), "var_view_of", quote!(&#v, &#s, #meta)),

@@ -31,6 +31,24 @@ pub fn inputs<T: Element>(ts: &[Tensor<T>]) -> Vec<Tensor<T>> {
     ts.iter().map(Tensor::handle).collect()
 }
 
+/// [`inputs`] of a slice input (`params: &mut [Tensor]`, `&[Tensor]`), as
+/// a boxed slice: the body indexes and iterates it as the slice it was
+/// (a `Vec` would add a `Deref` call to each use in an unoptimized build),
+/// and the write-back reads it as `&*params`.
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let ps = [Tensor::<f32>::ones(&[2]), Tensor::zeros(&[3])];
+/// let mut hs = rt::input_slice(&ps);
+/// hs[1] = Tensor::ones(&[3]);
+/// assert!(hs[0].same_storage(&ps[0]) && !hs[1].same_storage(&ps[1]));
+/// rt::write_back_all(&ps, &*hs);
+/// assert_eq!(ps[1].to_vec(), vec![1.0; 3]);
+/// ```
+pub fn input_slice<T: Element>(ts: &[Tensor<T>]) -> Box<[Tensor<T>]> {
+    ts.iter().map(Tensor::handle).collect()
+}
+
 /// A handle to a tensor a struct or tuple field holds (`self.cache`,
 /// `c.0`), taken at entry: the functionalized body tracks the field like a
 /// tensor input, and its final value is written back into this handle's

@@ -92,6 +92,7 @@ fn unoptimized() -> Vec<*const ()> {
         identity,
         input,
         inputs,
+        input_slice,
         rebind,
         released,
         write_back,

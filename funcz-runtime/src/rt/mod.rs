@@ -64,8 +64,8 @@ pub use fuse_kernel::{
 pub use fuse_multi::{MultiKernel, elems_fusable, fuse_loop_multi, fused_elems, multi_passes};
 pub use inputs::{
     InputKey, InputKeys, Owned, check_fresh, check_inputs_disjoint, check_inputs_disjoint_of,
-    check_temp, detach_all, identity, input, inputs, owned, place_handle, rebind, released,
-    write_back, write_back_all, write_back_layout, write_back_mut, write_back_owned,
+    check_temp, detach_all, identity, input, input_slice, inputs, owned, place_handle, rebind,
+    released, write_back, write_back_all, write_back_layout, write_back_mut, write_back_owned,
     write_back_vec,
 };
 pub use kept::{check_args_overlap, kept, kept_shape};
