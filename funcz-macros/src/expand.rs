@@ -410,9 +410,10 @@ fn lower_fn(
             ParamKind::Tensor(p) => {
                 let var = lw.var(id);
                 let (v, s) = (lw.value(id), lw.state(id));
-                // (The handle and its state as two locals, made by two
-                // calls: a returned pair, or a `Var`, is copied in
-                // optimized builds, see `Lowerer::in_var`.)
+                // A reference input is one `rt::Var` (see
+                // `Lowerer::in_var`); one passed by value is rebound, a
+                // handle and its state.
+                let in_var = lw.in_var(id);
                 match p {
                     Passing::Value => {
                         // (`mut`: assigning the parameter rebinds it, see
@@ -424,14 +425,26 @@ fn lower_fn(
                     }
                     Passing::Ref => {
                         prologue.push(pq!(let #input = #ident;));
-                        prologue.push(pq!(let mut #var = __fz_rt::input(#input);));
+                        prologue.push(if in_var {
+                            pq!(let mut #var = __fz_rt::Var::input(#input);)
+                        } else {
+                            pq!(let mut #var = __fz_rt::input(#input);)
+                        });
                     }
                     Passing::RefMut => {
                         prologue.push(pq!(let #input = #ident;));
-                        prologue.push(pq!(let mut #var = __fz_rt::input(&*#input);));
+                        prologue.push(if in_var {
+                            pq!(let mut #var = __fz_rt::Var::input(&*#input);)
+                        } else {
+                            pq!(let mut #var = __fz_rt::input(&*#input);)
+                        });
                     }
                 }
-                prologue.extend(lw.root_prologue(id));
+                if in_var {
+                    prologue.extend(lw.base_prologue(id));
+                } else {
+                    prologue.extend(lw.root_prologue(id));
+                }
                 let based = lw.facts.meta.contains(&id);
                 let b = base_ident(id);
                 exit.push(match (p, based) {

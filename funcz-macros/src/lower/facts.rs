@@ -6,8 +6,9 @@
 //! Input: a read of `v`, a view of the mutated root `x`.
 //! Output: before the statement, `rt::sync_vars(&mut v, &__fz_v_x_0);` (both in an `rt::Var`)
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::params::Passing;
 
 impl Lowerer<'_> {
     /// The variable generated code uses for binding `id`: a tracked root
@@ -43,16 +44,22 @@ impl Lowerer<'_> {
 
     /// Whether binding `id` lives in an `rt::Var` (its value and state in
     /// one local): a root with state (a hidden variable), unless it is an
-    /// input, declared without a value (`let x;`) or named in a macro that
-    /// may write it (`bump!(b)`: its patterns may want a name, not
-    /// `b.value`); or an alias a `let` bound as one (see
-    /// [`Self::bind_alias_var`]). (An input's `Var`, made at every call,
-    /// cost optimized builds 30 to 70 instructions per input per call over
-    /// the handle and state made into two locals: the KV write into an
-    /// input went from 1.08x to 1.115x the original.)
+    /// input passed by value, declared without a value (`let x;`) or named
+    /// in a macro that may write it (`bump!(b)`: its patterns may want a
+    /// name, not `b.value`); or an alias a `let` bound as one (see
+    /// [`Self::bind_alias_var`]). A reference input's `Var` is made by
+    /// `rt::Var::input`, which builds both fields where the `Var` lives.
+    /// (One local instead of two saved 0.8 M of rustc's instructions per
+    /// input in an unoptimized build.)
     pub(crate) fn in_var(&self, id: usize) -> bool {
         (self.hidden_var(id)
-            && !matches!(self.scopes.kind(id), Kind::Root { input: Some(_), .. })
+            && !matches!(
+                self.scopes.kind(id),
+                Kind::Root {
+                    input: Some(Passing::Value),
+                    ..
+                }
+            )
             && !self.deferred.contains(&id)
             && !self.macro_names.contains(self.scopes.name_of(id)))
             || self.alias_vars.contains(&id)

@@ -201,7 +201,7 @@ fn unoptimized() -> Vec<*const ()> {
         copies::inplace_window,
         copies::inplace_window_var,
     ));
-    all.extend(methods!(Var: root of_pair));
+    all.extend(methods!(Var: root input of_pair));
     all.extend(addresses!(Tracked::root, Tracked::input, Tracked::element));
     // The op methods without a generic operand, on both targets.
     all.extend(

@@ -61,6 +61,26 @@ impl<T: Element> Var<T> {
         }
     }
 
+    /// A mutated input: a handle to the caller's tensor `t`
+    /// ([`input`](super::input)) with [`Tracked::input`]'s state, each
+    /// built where the `Var` lives.
+    ///
+    /// ```
+    /// use funcz_runtime::rt::Var;
+    /// use funcz_runtime::Tensor;
+    /// let t = Tensor::<f32>::ones(&[3]);
+    /// let v = Var::input(&t);
+    /// assert!(v.value.same_storage(&t));
+    /// ```
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    pub fn input(t: &Tensor<T>) -> Self {
+        Var {
+            state: Tracked::of_root_here(&t.layout, t.storage_key()),
+            value: super::input(t),
+        }
+    }
+
     /// An alias and its state, as [`view`] returns them.
     ///
     /// ```
