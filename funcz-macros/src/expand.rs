@@ -353,7 +353,10 @@ fn lower_fn(
             names.push(n.clone());
             keys.push(quote!(&#key));
         }
-        prologue.push(pq!(__fz_rt::check_inputs_disjoint_of(#name, &[#(#names),*], (#(#keys,)*));));
+        // (The names as one string: an array of them is a promoted
+        // constant, which an unoptimized build pays for in each function.)
+        let names = names.join(",");
+        prologue.push(pq!(__fz_rt::check_inputs_disjoint_of(#name, #names, (#(#keys,)*));));
     } else if any_tracked && many {
         let entries = inputs
             .iter()

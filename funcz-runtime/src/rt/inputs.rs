@@ -250,11 +250,12 @@ pub fn check_inputs_disjoint(function: &str, inputs: &[(&str, &dyn InputKey)]) {
 /// The inputs of a function, as a tuple of references to [`InputKey`]s (up
 /// to 12), for [`check_inputs_disjoint_of`].
 pub trait InputKeys {
-    /// [`check_inputs_disjoint`] of these inputs, `names[i]` naming the
-    /// `i`th. Its panic points at the caller of every implementation
-    /// (`#[track_caller]` here applies to them all).
+    /// [`check_inputs_disjoint`] of these inputs, named in order by the
+    /// comma-separated `names` (read only to report a clash). Its panic
+    /// points at the caller of every implementation (`#[track_caller]`
+    /// here applies to them all).
     #[track_caller]
-    fn check_disjoint(&self, function: &str, names: &[&str]);
+    fn check_disjoint(&self, function: &str, names: &str);
 }
 
 macro_rules! input_keys_tuple {
@@ -262,8 +263,11 @@ macro_rules! input_keys_tuple {
         impl<$($t: InputKey + ?Sized),+> InputKeys for ($(&$t,)+) {
             #[track_caller]
             #[inline]
-            fn check_disjoint(&self, function: &str, names: &[&str]) {
-                check_inputs_disjoint(function, &[$((names[$i], &self.$i as &dyn InputKey)),+])
+            fn check_disjoint(&self, function: &str, names: &str) {
+                check_inputs_disjoint_slow(
+                    function,
+                    &Joined { names, keys: &[$(&self.$i as &dyn InputKey),+] },
+                )
             }
         }
     };
@@ -278,7 +282,7 @@ input_keys_tuple!(A 0);
 impl<A: InputKey + ?Sized, B: InputKey + ?Sized> InputKeys for (&A, &B) {
     #[track_caller]
     #[inline]
-    fn check_disjoint(&self, function: &str, names: &[&str]) {
+    fn check_disjoint(&self, function: &str, names: &str) {
         if let (Some(x), Some(y)) = (self.0.single_key(), self.1.single_key())
             && x != y
         {
@@ -294,16 +298,16 @@ impl<A: InputKey + ?Sized, B: InputKey + ?Sized> InputKeys for (&A, &B) {
 #[inline(never)]
 fn check_pair_slow<A: InputKey + ?Sized, B: InputKey + ?Sized>(
     function: &str,
-    names: &[&str],
+    names: &str,
     a: &A,
     b: &B,
 ) {
     check_inputs_disjoint_slow(
         function,
-        &[
-            (names[0], &a as &dyn InputKey),
-            (names[1], &b as &dyn InputKey),
-        ],
+        &Joined {
+            names,
+            keys: &[&a as &dyn InputKey, &b as &dyn InputKey],
+        },
     )
 }
 
@@ -318,18 +322,20 @@ input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
 input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 
-/// [`check_inputs_disjoint`] of a tuple of inputs named by `names` (as
-/// many as the tuple has): what `#[functionalize]` emits for up to 12
-/// inputs. The `&dyn InputKey` coercions are made here, once, instead of
-/// in every generated function (cheaper debug builds of annotated code).
+/// [`check_inputs_disjoint`] of a tuple of inputs named by the
+/// comma-separated `names` (as many as the tuple has): what
+/// `#[functionalize]` emits for up to 12 inputs. The `&dyn InputKey`
+/// coercions are made here, once, instead of in every generated function,
+/// and the names are one string literal, not an array (both: cheaper debug
+/// builds of annotated code).
 ///
 /// ```
 /// use funcz_runtime::rt::check_inputs_disjoint_of;
 /// use funcz_runtime::Tensor;
 /// let (a, b) = (Tensor::<f32>::zeros(&[2]), Tensor::<f32>::zeros(&[2]));
-/// check_inputs_disjoint_of("f", &["a", "b"], (&a, &b));
+/// check_inputs_disjoint_of("f", "a,b", (&a, &b));
 /// let shared = a.narrow(0, 0, 1);
-/// let r = std::panic::catch_unwind(|| check_inputs_disjoint_of("f", &["a", "s"], (&a, &shared)));
+/// let r = std::panic::catch_unwind(|| check_inputs_disjoint_of("f", "a,s", (&a, &shared)));
 /// assert!(r.is_err());
 /// ```
 ///
@@ -337,14 +343,52 @@ input_keys_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 /// [`check_inputs_disjoint`]'s.
 #[track_caller]
 #[inline]
-pub fn check_inputs_disjoint_of<K: InputKeys>(function: &str, names: &[&str], inputs: K) {
+pub fn check_inputs_disjoint_of<K: InputKeys>(function: &str, names: &str, inputs: K) {
     inputs.check_disjoint(function, names)
+}
+
+/// The inputs a disjointness check compares: their keys, and their names
+/// (read only to report a clash).
+trait Named {
+    fn len(&self) -> usize;
+    fn key(&self, i: usize) -> &dyn InputKey;
+    fn name(&self, i: usize) -> &str;
+}
+
+impl Named for [(&str, &dyn InputKey)] {
+    fn len(&self) -> usize {
+        <[_]>::len(self)
+    }
+    fn key(&self, i: usize) -> &dyn InputKey {
+        self[i].1
+    }
+    fn name(&self, i: usize) -> &str {
+        self[i].0
+    }
+}
+
+/// Keys named by one comma-separated list, as generated code passes them.
+struct Joined<'a> {
+    names: &'a str,
+    keys: &'a [&'a dyn InputKey],
+}
+
+impl Named for Joined<'_> {
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+    fn key(&self, i: usize) -> &dyn InputKey {
+        self.keys[i]
+    }
+    fn name(&self, i: usize) -> &str {
+        self.names.split(',').nth(i).unwrap_or("?")
+    }
 }
 
 /// [`check_inputs_disjoint`] past its two-tensor test.
 #[track_caller]
 #[inline(never)]
-fn check_inputs_disjoint_slow(function: &str, inputs: &[(&str, &dyn InputKey)]) {
+fn check_inputs_disjoint_slow(function: &str, inputs: &(impl Named + ?Sized)) {
     // The common case, a few tensors, without allocating: compare each
     // storage with the ones before it.
     const FEW: usize = 16;
@@ -353,8 +397,8 @@ fn check_inputs_disjoint_slow(function: &str, inputs: &[(&str, &dyn InputKey)]) 
     let mut clash = false;
     // Faster still when every input is one tensor (no callback per key).
     if inputs.len() <= FEW {
-        for (_, input) in inputs {
-            let Some(key) = input.single_key() else {
+        for i in 0..inputs.len() {
+            let Some(key) = inputs.key(i).single_key() else {
                 break;
             };
             clash |= keys[..n].contains(&key);
@@ -366,8 +410,8 @@ fn check_inputs_disjoint_slow(function: &str, inputs: &[(&str, &dyn InputKey)]) 
         }
         (n, clash) = (0, false);
     }
-    for (_, input) in inputs {
-        input.visit_keys(&mut |key| {
+    for i in 0..inputs.len() {
+        inputs.key(i).visit_keys(&mut |key| {
             if n < FEW {
                 clash |= keys[..n].contains(&key);
                 keys[n] = key;
@@ -379,15 +423,16 @@ fn check_inputs_disjoint_slow(function: &str, inputs: &[(&str, &dyn InputKey)]) 
         return;
     }
     let mut seen: HashMap<usize, (&str, usize)> = HashMap::new();
-    for (name, input) in inputs {
-        for (k, key) in input.storage_keys().into_iter().enumerate() {
+    for i in 0..inputs.len() {
+        let name = inputs.name(i);
+        for (k, key) in inputs.key(i).storage_keys().into_iter().enumerate() {
             if let Some((other, j)) = seen.insert(key, (name, k)) {
-                let a = if *other == **name {
+                let a = if other == name {
                     format!("`{other}[{j}]`")
                 } else {
                     format!("`{other}`")
                 };
-                let b = if *other == **name {
+                let b = if other == name {
                     format!("`{name}[{k}]`")
                 } else {
                     format!("`{name}`")
@@ -691,12 +736,12 @@ mod tests {
     #[test]
     fn a_tuple_of_inputs_is_checked_like_the_slice() {
         let t: Vec<Tensor<f32>> = (0..12).map(|_| Tensor::zeros(&[2])).collect();
-        let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+        let names = "a,b,c,d,e,f,g,h,i,j,k,l";
         let run = |last: &Tensor<f32>| {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 check_inputs_disjoint_of(
                     "f",
-                    &names,
+                    names,
                     (
                         &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7], &t[8], &t[9],
                         &t[10], last,
@@ -714,12 +759,12 @@ mod tests {
         let (mut a, xs) = (Tensor::<f32>::zeros(&[1]), vec![view.shallow_clone()]);
         let none: Option<&Tensor<f32>> = None;
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            check_inputs_disjoint_of("f", &["a", "xs", "o"], (&&mut a, &xs, &none))
+            check_inputs_disjoint_of("f", "a,xs,o", (&&mut a, &xs, &none))
         }));
         assert!(r.is_ok());
         let some = Some(&t[4]);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            check_inputs_disjoint_of("f", &["xs", "o"], (&xs, &some))
+            check_inputs_disjoint_of("f", "xs,o", (&xs, &some))
         }));
         let msg = r.err().and_then(|e| e.downcast_ref::<String>().cloned());
         assert!(msg.is_some_and(|m| m.contains("`xs` and `o`")));
