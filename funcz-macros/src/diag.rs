@@ -231,6 +231,24 @@ pub(crate) fn view_rebound_to_other_base(lw: &Lowerer<'_>, right: &Expr, id: usi
     );
 }
 
+/// `xs = other` of a collection input whose tensors the body mutates: the
+/// body holds handles to the caller's tensors and writes its final values
+/// back into them at exit, which the original, having moved on to
+/// `other`'s tensors, would not. (funcz-ui/tests/ui/collection_input_reassigned.rs)
+pub(crate) fn collection_input_reassigned(lw: &Lowerer<'_>, at: &syn::ExprAssign, id: usize) {
+    refuse(
+        lw.cx,
+        "collection_input_reassigned",
+        at,
+        format!(
+            "`{0}` is a collection input whose tensors #[functionalize] tracks and writes back at exit; \
+             assigning `{0}` another collection is not supported",
+            lw.shown(id)
+        ),
+        "bind the other collection to a new variable and use that",
+    );
+}
+
 /// `x.add_(..); .. v ..` in one statement, `v` a view of `x` made before
 /// it: views are regenerated between statements, so `v` would be stale.
 /// (funcz-ui/tests/ui/stale_read_same_statement.rs)

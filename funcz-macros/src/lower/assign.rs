@@ -191,6 +191,12 @@ impl Lowerer<'_> {
                     self.visit_expr_mut(&mut a.right);
                 }
             }
+            Kind::Coll { input: Some(_) }
+                if self.facts.mutated.contains(&id) || self.facts.meta.contains(&id) =>
+            {
+                crate::diag::collection_input_reassigned(self, a, id);
+                visit_mut::visit_expr_mut(self, &mut a.right);
+            }
             _ => {
                 visit_mut::visit_expr_mut(self, &mut a.right);
             }
