@@ -1719,3 +1719,77 @@ fn regress_an_early_return_in_an_iter_mut_loop_reading_a_ref_input_compiles() {
         );
     }
 }
+
+// A `&mut Vec<Tensor>` input given whole to a call the macro cannot see,
+// which replaces an element (found 2026-11-29: the exit wrote the new
+// element's final value into the caller's old tensor).
+fn replace_first(v: &mut [Tensor], b: Tensor) {
+    v[0] = b;
+}
+fn insert_first(v: &mut Vec<Tensor>, b: Tensor) {
+    v.insert(0, b);
+}
+
+fn regress_replaced_orig(xs: &mut Vec<Tensor>, other: Vec<Tensor>) {
+    xs[0].add_(1.0);
+    replace_first(xs, other[0].clone());
+    xs[0].add_(1.0);
+}
+#[funcz::functionalize]
+fn regress_replaced_func(xs: &mut Vec<Tensor>, other: Vec<Tensor>) {
+    xs[0].add_(1.0);
+    replace_first(xs, other[0].clone());
+    xs[0].add_(1.0);
+}
+fn regress_moved_orig(xs: &mut Vec<Tensor>, other: Vec<Tensor>) {
+    xs[0].add_(1.0);
+    insert_first(xs, other[0].clone());
+    xs[1].add_(1.0);
+}
+#[funcz::functionalize]
+fn regress_moved_func(xs: &mut Vec<Tensor>, other: Vec<Tensor>) {
+    xs[0].add_(1.0);
+    insert_first(xs, other[0].clone());
+    xs[1].add_(1.0);
+}
+
+#[test]
+fn regress_a_call_that_replaces_an_element_of_a_collection_input_leaves_the_callers_tensor_as_the_original()
+ {
+    type F = fn(&mut Vec<Tensor>, Vec<Tensor>);
+    let run = |f: F, keep: bool| {
+        let a = Tensor::from_vec(vec![1.0f32], &[1]);
+        let kept = keep.then(|| a.shallow_clone());
+        let mut xs = vec![a];
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            f(&mut xs, vec![Tensor::from_vec(vec![10.0f32], &[1])])
+        }));
+        let seen = kept.map(|k| k.to_vec()).unwrap_or_default();
+        (
+            r.is_ok(),
+            seen,
+            xs.iter().map(|t| t.to_vec()).collect::<Vec<_>>(),
+        )
+    };
+    // Replaced: the caller's old tensor keeps the value it had then.
+    let want = run(regress_replaced_orig, true);
+    assert_eq!(want, (true, vec![2.0], vec![vec![11.0]]));
+    assert_eq!(run(regress_replaced_func, true), want);
+    // Moved (another slot now holds it): the same when nothing else holds
+    // the caller's tensor; a clear panic when something does, since the
+    // original goes on updating it at its new place.
+    assert_eq!(
+        run(regress_moved_func, false),
+        run(regress_moved_orig, false)
+    );
+    assert_eq!(run(regress_moved_orig, true).1, vec![3.0]);
+    let msg = panic_message(|| {
+        let a = Tensor::from_vec(vec![1.0f32], &[1]);
+        let _kept = a.shallow_clone();
+        regress_moved_func(&mut vec![a], vec![Tensor::from_vec(vec![10.0f32], &[1])]);
+    });
+    assert!(
+        msg.contains("`insert_first(..)` may move the tensors of `xs`"),
+        "{msg}"
+    );
+}

@@ -583,6 +583,22 @@ fn lower_fn(
     (out, found)
 }
 
+/// The collection an argument may hand a call mutably: `xs` (a `&mut`
+/// collection passed on), `&mut xs`, `&mut *xs`, `&mut xs[..]`.
+pub(crate) fn passed_mutably(a: &syn::Expr) -> Option<&syn::Expr> {
+    match a {
+        syn::Expr::Path(p) if p.path.segments.len() == 1 => Some(a),
+        syn::Expr::Reference(r) if r.mutability.is_some() => match &*r.expr {
+            e @ syn::Expr::Path(_) => Some(e),
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => Some(&u.expr),
+            syn::Expr::Index(ix) if matches!(&*ix.index, syn::Expr::Range(_)) => Some(&ix.expr),
+            _ => None,
+        },
+        syn::Expr::Paren(p) => passed_mutably(&p.expr),
+        _ => None,
+    }
+}
+
 /// The collections whose elements the body assigns (`xs[i] = ..`,
 /// `s.m[i] = ..`, `helper(&mut xs[i])`) or that a method may reorder
 /// (`xs.swap(0, 1)`): a parameter's name or a field place's path (a name
@@ -620,11 +636,26 @@ fn assigned_elements(block: &syn::Block) -> crate::fast::HashSet<String> {
             }
             syn::visit::visit_expr_reference(self, r);
         }
+        // `helper(xs)`, `swap(&mut xs, ..)`: a call the macro cannot see
+        // may replace the collection's elements (see `rt::reordered`).
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            for a in &c.args {
+                if let Some(coll) = passed_mutably(a) {
+                    self.note(coll);
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
         // `xs.swap(0, 1)`, `xs.push(t)`: positions may no longer name the
         // caller's tensors (see `rt::reordered`).
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             if !crate::lower::COLL_READS.contains(&m.method.to_string().as_str()) {
                 self.note(&m.receiver);
+            }
+            for a in &m.args {
+                if let Some(coll) = passed_mutably(a) {
+                    self.note(coll);
+                }
             }
             syn::visit::visit_expr_method_call(self, m);
         }

@@ -31,6 +31,15 @@ impl Lowerer<'_> {
             {
                 crate::diag::elem_ref_replaced(self, &a.left, coll);
             }
+            // `*xs = other` of a `&mut` collection input.
+            if let Expr::Unary(u) = &*a.left
+                && matches!(u.op, syn::UnOp::Deref(_))
+                && let Some(x) = self.binding_of(&u.expr)
+                && self.is_input_coll(x)
+                && (self.facts.mutated.contains(&x) || self.facts.meta.contains(&x))
+            {
+                crate::diag::collection_input_reassigned(self, a, x);
+            }
             let mut slot_of = None;
             if let Expr::Index(ix) = &*a.left
                 && let Some(id) = self.binding_of(&ix.expr)

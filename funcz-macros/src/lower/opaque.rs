@@ -102,6 +102,57 @@ impl Lowerer<'_> {
         } else {
             None
         };
+        // `helper(xs)`, `swap(&mut xs, ..)` on a tracked collection input:
+        // the call may replace its elements, as a reordering method may.
+        let mut passed_colls = Vec::new();
+        let call_args: Vec<Expr> = match &*e {
+            Expr::Call(c) => c.args.iter().cloned().collect(),
+            Expr::MethodCall(m) => m.args.iter().cloned().collect(),
+            _ => Vec::new(),
+        };
+        for a in &call_args {
+            let Some(coll) = crate::expand::passed_mutably(a) else {
+                continue;
+            };
+            let Some(id) = self.binding_of(coll) else {
+                continue;
+            };
+            let Kind::Coll {
+                input: Some((passing, _)),
+            } = self.scopes.kind(id).clone()
+            else {
+                continue;
+            };
+            let by_mut = matches!(a, Expr::Reference(_)) || passing == Passing::RefMut;
+            if !by_mut || !self.facts.mutated.contains(&id) || passing == Passing::Ref {
+                continue;
+            }
+            if !self.replaced.contains(&id) {
+                self.cx.internal(
+                    a,
+                    format!(
+                        "`{}` is passed on mutably but was not seen at entry",
+                        self.shown(id)
+                    ),
+                );
+                continue;
+            }
+            let v = self.value(id);
+            let input = input_ident(id);
+            let replaced = crate::scope::replaced_ident(id);
+            let coll = self.shown(id);
+            let before = format_ident!(
+                "__fz_slots_{}",
+                passed_colls.len(),
+                span = Span::mixed_site()
+            );
+            passed_colls.push((
+                pq!(let #before = #rt::slots(&#v[..]);),
+                pq!(#rt::replaced_by_call_all(
+                    &#input[..], #before, &mut #v[..], &mut #replaced, #coll, #call_name
+                );),
+            ));
+        }
         if stores_only(e) {
             let args = match &*e {
                 Expr::Call(c) => &c.args,
@@ -118,6 +169,10 @@ impl Lowerer<'_> {
         if let Some((check, detach)) = detach {
             arg_before.extend(check);
             arg_after.push(detach);
+        }
+        for (before, after) in passed_colls {
+            arg_before.push(before);
+            arg_after.push(after);
         }
         let replaceable = passed_all.iter().any(|(id, by_mut)| {
             (*by_mut

@@ -183,6 +183,62 @@ pub fn replaced_by_call<T: Element>(
     }
 }
 
+/// Handles to the elements of a collection input, taken before a call the
+/// macro cannot see is given the collection mutably (`helper(xs)`,
+/// `mem::swap(&mut xs, ..)`), for [`replaced_by_call_all`].
+pub fn slots<T: Element>(elements: &[Tensor<T>]) -> Vec<Tensor<T>> {
+    elements.iter().map(Tensor::handle).collect()
+}
+
+/// After a call given a whole collection input `coll` mutably (`call`):
+/// compared with the elements it held before (`before`, from [`slots`]).
+/// A slot whose old element is gone was replaced by the call, and is
+/// retired as [`replaced_by_call`] retires one element (the caller's tensor
+/// keeps the value the old element had). An element the call moved to
+/// another slot (`insert`, `swap`) is treated as a reordering method's
+/// ([`check_reorder`], [`reordered`]): it panics if a caller's tensor is
+/// held elsewhere (the original goes on updating it where it moved), and
+/// otherwise every slot is handed the body's final element at the exit.
+/// A `Vec` the call resized gets the body's length at the exit
+/// ([`write_back_slots`]).
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let caller = vec![Tensor::<f32>::zeros(&[1]), Tensor::zeros(&[1])];
+/// let mut body = rt::inputs(&caller[..]);
+/// let mut replaced = rt::Replaced::default();
+/// let before = rt::slots(&body);
+/// body[1] = Tensor::ones(&[1]); // what the call did
+/// rt::replaced_by_call_all(&caller, before, &mut body, &mut replaced, "xs", "helper");
+/// assert!(!replaced.get(0) && replaced.get(1));
+/// ```
+#[track_caller]
+pub fn replaced_by_call_all<T: Element>(
+    callers: &[Tensor<T>],
+    before: Vec<Tensor<T>>,
+    now: &mut [Tensor<T>],
+    replaced: &mut Replaced,
+    coll: &str,
+    call: &str,
+) {
+    let mut moved = false;
+    for (k, b) in before.iter().enumerate() {
+        if now.get(k).is_some_and(|n| n.same_storage(b)) {
+            continue;
+        }
+        if now.iter().any(|n| n.same_storage(b)) {
+            moved = true;
+        } else {
+            retire_slot(callers.get(k), b, replaced, k);
+        }
+    }
+    drop(before);
+    if moved {
+        check_moved(callers, now, coll, &|| format!("`{call}`"));
+        reordered(now, replaced);
+    }
+}
+
 /// The exit of a collection input some of whose slots the body replaced:
 /// a replaced slot gets (a handle of) the body's final element, as the
 /// original's slot holds the tensor assigned to it; the others get their
@@ -267,15 +323,30 @@ pub fn check_reorder<T: Element>(
     coll: &str,
     method: &str,
 ) {
+    check_moved(callers, elements, coll, &|| {
+        format!("`{coll}.{method}(..)`")
+    });
+}
+
+/// [`check_reorder`] of what `what` names (a method, or a call given the
+/// collection).
+#[track_caller]
+fn check_moved<T: Element>(
+    callers: &[Tensor<T>],
+    elements: &[Tensor<T>],
+    coll: &str,
+    what: &dyn Fn() -> String,
+) {
     for (k, c) in callers.iter().enumerate() {
         let body = elements.iter().filter(|e| e.same_storage(c)).count();
         let n = c.storage_use_count();
         if n > 1 + body {
             panic!(
-                "funcz: `{coll}.{method}(..)` may move the tensors of `{coll}`, and the caller's `{coll}[{k}]` (shape \
+                "funcz: {} may move the tensors of `{coll}`, and the caller's `{coll}[{k}]` (shape \
                  {:?}) is also held by {} other handle(s): the original goes on updating it wherever it moves, \
                  which #[functionalize] cannot follow. help: do not keep other handles to the elements of \
                  `{coll}`, or rebuild the collection with `.clone()`s of its elements",
+                what(),
                 c.shape(),
                 n - 1 - body
             );
