@@ -2966,8 +2966,33 @@ impl Gen {
 
     fn helper(&mut self) {
         self.opaque = true;
-        let k = self.rng.below(7);
+        let k = self.rng.below(8);
         match k {
+            7 => {
+                // A whole collection given mutably to a helper, which
+                // scales its elements in place, replaces one, or moves two
+                // (`regress_a_call_that_replaces_an_element_of_a_collection_input_leaves_the_callers_tensor_as_the_original`).
+                let cands: Vec<usize> = (0..self.colls.len())
+                    .filter(|&c| self.colls[c].mutable && !self.colls[c].hidden)
+                    .collect();
+                if cands.is_empty() {
+                    return;
+                }
+                let c = *self.rng.pick(&cands);
+                let name = self.colls[c].name.clone();
+                // (A list field's tensors are also held by the test, which
+                // reads them after the call: a move of them panics, by
+                // design, so only a slice parameter's are moved.)
+                let field = name.contains('.');
+                let helper = match self.rng.below(if field { 2 } else { 3 }) {
+                    0 => "scale_all",
+                    1 => "replace_first",
+                    _ => "swap_ends",
+                };
+                // A slice parameter is passed on as is; a list field by `&mut`.
+                let arg = if field { format!("&mut {name}") } else { name };
+                self.line(&format!("helpers::{helper}({arg});"));
+            }
             5 => {
                 // A temporary view moved into a helper that mutates it.
                 let Some(p) = self.pick_place(true) else {

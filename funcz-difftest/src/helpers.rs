@@ -43,6 +43,34 @@ pub fn replace_scaled(t: &mut Tensor) {
     });
 }
 
+/// Scales every tensor of a collection in place (the macro cannot see it).
+pub fn scale_all(ts: &mut [Tensor]) {
+    untraced(|| {
+        for t in ts.iter_mut() {
+            t.mul_(1.5);
+        }
+    });
+}
+
+/// Puts a new tensor in the first slot of a collection (the old one leaves
+/// it with the value it has).
+pub fn replace_first(ts: &mut [Tensor]) {
+    untraced(|| {
+        if let Some(t) = ts.first_mut() {
+            *t = t.mul(1.5);
+        }
+    });
+}
+
+/// Swaps the first and the last tensor of a collection: each goes on
+/// being updated in its new slot.
+pub fn swap_ends(ts: &mut [Tensor]) {
+    let n = ts.len();
+    if n > 1 {
+        ts.swap(0, n - 1);
+    }
+}
+
 /// Mutates its argument through a view of a `&` (the macro sees it by the
 /// storage version counter).
 pub fn fill_first(t: &Tensor) {

@@ -584,12 +584,12 @@ fn lower_fn(
 }
 
 /// The collection an argument may hand a call mutably: `xs` (a `&mut`
-/// collection passed on), `&mut xs`, `&mut *xs`, `&mut xs[..]`.
+/// collection passed on), `&mut xs`, `&mut s.xs`, `&mut *xs`, `&mut xs[..]`.
 pub(crate) fn passed_mutably(a: &syn::Expr) -> Option<&syn::Expr> {
     match a {
         syn::Expr::Path(p) if p.path.segments.len() == 1 => Some(a),
         syn::Expr::Reference(r) if r.mutability.is_some() => match &*r.expr {
-            e @ syn::Expr::Path(_) => Some(e),
+            e @ (syn::Expr::Path(_) | syn::Expr::Field(_)) => Some(e),
             syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => Some(&u.expr),
             syn::Expr::Index(ix) if matches!(&*ix.index, syn::Expr::Range(_)) => Some(&ix.expr),
             _ => None,

@@ -114,7 +114,7 @@ impl Lowerer<'_> {
             let Some(coll) = crate::expand::passed_mutably(a) else {
                 continue;
             };
-            let Some(id) = self.binding_of(coll) else {
+            let Some(id) = self.binding_of(coll).or_else(|| self.place_of(coll)) else {
                 continue;
             };
             let Kind::Coll {
