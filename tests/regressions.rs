@@ -1798,3 +1798,39 @@ fn regress_a_call_that_replaces_an_element_of_a_collection_input_leaves_the_call
         "{msg}"
     );
 }
+
+// The same through a list field given by `&mut` (`helper(&mut l.xs)`),
+// minimized from seed 6155, program 1564 (2026-11-29): the call was not
+// compared, and the exit wrote the new first tensor's value into the
+// caller's old one.
+pub struct Slots {
+    xs: Vec<Tensor>,
+}
+fn regress_field_orig(l: &mut Slots) -> Tensor {
+    l.xs[0].add_(1.0);
+    replace_first(&mut l.xs, Tensor::from_vec(vec![10.0f32], &[1]));
+    l.xs[0].add_(1.0);
+    l.xs[0].clone()
+}
+#[funcz::functionalize]
+fn regress_field_func(l: &mut Slots) -> Tensor {
+    l.xs[0].add_(1.0);
+    replace_first(&mut l.xs, Tensor::from_vec(vec![10.0f32], &[1]));
+    l.xs[0].add_(1.0);
+    l.xs[0].clone()
+}
+
+#[test]
+fn regress_a_call_given_a_list_field_that_replaces_an_element_leaves_the_callers_tensor_as_the_original()
+ {
+    let run = |f: fn(&mut Slots) -> Tensor| {
+        let a = Tensor::from_vec(vec![1.0f32], &[1]);
+        let kept = a.shallow_clone();
+        let mut l = Slots { xs: vec![a] };
+        let out = f(&mut l);
+        (kept.to_vec(), l.xs[0].to_vec(), out.to_vec())
+    };
+    let want = run(regress_field_orig);
+    assert_eq!(want, (vec![2.0], vec![11.0], vec![11.0]));
+    assert_eq!(run(regress_field_func), want);
+}
