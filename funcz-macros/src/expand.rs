@@ -527,7 +527,11 @@ fn lower_fn(
     }
     lw.exit = exit.clone();
     lw.fn_tail = true;
-    let mut stmts = lw.lower_stmts(func.block.stmts.clone());
+    // The output is the function with its body replaced: cloned once, with
+    // the body moved out of the clone (not cloned again) to be lowered.
+    let mut out = func.clone();
+    let body = std::mem::take(&mut out.block.stmts);
+    let mut stmts = lw.lower_stmts(body);
     // Whether the tail, as written, moves an input (decided on the user's
     // code: the lowered tail is opaque tokens).
     let tail_moves = match func.block.stmts.last() {
@@ -551,7 +555,6 @@ fn lower_fn(
         None => stmts.extend(exit),
     }
     lw.scopes.pop();
-    let mut out = func.clone();
     // A tracked parameter is moved into its hidden variable at entry, so a
     // `mut` the user wrote on it would now be reported unused.
     let moved: Vec<String> = inputs

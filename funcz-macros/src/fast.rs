@@ -30,14 +30,26 @@ impl Hasher for Fast {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.mix(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        // A word at a time by hand: `chunks_exact` and `try_into` are
+        // several calls per word in an unoptimized build.
+        let (mut i, n) = (0, bytes.len());
+        while i + 8 <= n {
+            let mut w = 0u64;
+            let mut k = 0;
+            while k < 8 {
+                w |= u64::from(bytes[i + k]) << (8 * k);
+                k += 1;
+            }
+            self.mix(w);
+            i += 8;
         }
-        let mut last = [0u8; 8];
-        let rest = chunks.remainder();
-        last[..rest.len()].copy_from_slice(rest);
-        self.mix(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 56));
+        let mut w = (n - i) as u64;
+        let mut k = 0;
+        while i + k < n {
+            w ^= u64::from(bytes[i + k]) << (8 * k);
+            k += 1;
+        }
+        self.mix(w ^ ((n - i) as u64) << 56);
     }
 
     fn write_u8(&mut self, i: u8) {
