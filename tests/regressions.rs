@@ -1722,81 +1722,70 @@ fn regress_an_early_return_in_an_iter_mut_loop_reading_a_ref_input_compiles() {
 
 // A `&mut Vec<Tensor>` input given whole to a call the macro cannot see,
 // which replaces an element (found 2026-11-29: the exit wrote the new
-// element's final value into the caller's old tensor). (The `Vec`s are
-// the point: clippy's `ptr_arg` is allowed on these.)
-fn replace_first(v: &mut [Tensor], b: Tensor) {
+// element's final value into the caller's old tensor).
+#[allow(clippy::ptr_arg)]
+fn replace_first(v: &mut Vec<Tensor>, b: Tensor) {
     v[0] = b;
 }
+#[allow(clippy::ptr_arg)]
 fn insert_first(v: &mut Vec<Tensor>, b: Tensor) {
     v.insert(0, b);
 }
 
-#[allow(clippy::ptr_arg)]
-fn regress_replaced_orig(xs: &mut Vec<Tensor>, other: Vec<Tensor>) {
+variants!(regress_replaced, regress_replaced_f, regress_replaced_fv;
+fn (xs: &mut Vec<Tensor>, other: Vec<Tensor>) {
     xs[0].add_(1.0);
     replace_first(xs, other[0].clone());
     xs[0].add_(1.0);
-}
-#[allow(clippy::ptr_arg)]
-#[funcz::functionalize]
-fn regress_replaced_func(xs: &mut Vec<Tensor>, other: Vec<Tensor>) {
-    xs[0].add_(1.0);
-    replace_first(xs, other[0].clone());
-    xs[0].add_(1.0);
-}
-#[allow(clippy::ptr_arg)]
-fn regress_moved_orig(xs: &mut Vec<Tensor>, other: Vec<Tensor>) {
+});
+variants!(regress_moved, regress_moved_f, regress_moved_fv;
+fn (xs: &mut Vec<Tensor>, other: Vec<Tensor>) {
     xs[0].add_(1.0);
     insert_first(xs, other[0].clone());
     xs[1].add_(1.0);
-}
-#[allow(clippy::ptr_arg)]
-#[funcz::functionalize]
-fn regress_moved_func(xs: &mut Vec<Tensor>, other: Vec<Tensor>) {
-    xs[0].add_(1.0);
-    insert_first(xs, other[0].clone());
-    xs[1].add_(1.0);
+});
+
+/// Runs `f` on a one-tensor `Vec` holding 1 (and another holding 10),
+/// keeping a handle to the first tensor if `keep`: whether it returned,
+/// the kept tensor's values, and the `Vec`'s.
+type VecFn = fn(&mut Vec<Tensor>, Vec<Tensor>);
+fn run_vec(f: VecFn, keep: bool) -> (bool, Vec<f32>, Vec<Vec<f32>>) {
+    let a = Tensor::from_vec(vec![1.0f32], &[1]);
+    let kept = keep.then(|| a.shallow_clone());
+    let mut xs = vec![a];
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        f(&mut xs, vec![Tensor::from_vec(vec![10.0f32], &[1])])
+    }));
+    let seen = kept.map(|k| k.to_vec()).unwrap_or_default();
+    (r.is_ok(), seen, xs.iter().map(|t| t.to_vec()).collect())
 }
 
 #[test]
 fn regress_a_call_that_replaces_an_element_of_a_collection_input_leaves_the_callers_tensor_as_the_original()
  {
-    type F = fn(&mut Vec<Tensor>, Vec<Tensor>);
-    let run = |f: F, keep: bool| {
-        let a = Tensor::from_vec(vec![1.0f32], &[1]);
-        let kept = keep.then(|| a.shallow_clone());
-        let mut xs = vec![a];
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            f(&mut xs, vec![Tensor::from_vec(vec![10.0f32], &[1])])
-        }));
-        let seen = kept.map(|k| k.to_vec()).unwrap_or_default();
-        (
-            r.is_ok(),
-            seen,
-            xs.iter().map(|t| t.to_vec()).collect::<Vec<_>>(),
-        )
-    };
     // Replaced: the caller's old tensor keeps the value it had then.
-    let want = run(regress_replaced_orig, true);
+    let want = run_vec(regress_replaced, true);
     assert_eq!(want, (true, vec![2.0], vec![vec![11.0]]));
-    assert_eq!(run(regress_replaced_func, true), want);
+    for f in [regress_replaced_f as VecFn, regress_replaced_fv] {
+        assert_eq!(run_vec(f, true), want);
+    }
     // Moved (another slot now holds it): the same when nothing else holds
     // the caller's tensor; a clear panic when something does, since the
     // original goes on updating it at its new place.
-    assert_eq!(
-        run(regress_moved_func, false),
-        run(regress_moved_orig, false)
-    );
-    assert_eq!(run(regress_moved_orig, true).1, vec![3.0]);
-    let msg = panic_message(|| {
-        let a = Tensor::from_vec(vec![1.0f32], &[1]);
-        let _kept = a.shallow_clone();
-        regress_moved_func(&mut vec![a], vec![Tensor::from_vec(vec![10.0f32], &[1])]);
-    });
-    assert!(
-        msg.contains("`insert_first(..)` may move the tensors of `xs`"),
-        "{msg}"
-    );
+    let want = run_vec(regress_moved, false);
+    assert_eq!(run_vec(regress_moved, true).1, vec![3.0]);
+    for f in [regress_moved_f as VecFn, regress_moved_fv] {
+        assert_eq!(run_vec(f, false), want);
+        let msg = panic_message(|| {
+            let a = Tensor::from_vec(vec![1.0f32], &[1]);
+            let _kept = a.shallow_clone();
+            f(&mut vec![a], vec![Tensor::from_vec(vec![10.0f32], &[1])]);
+        });
+        assert!(
+            msg.contains("`insert_first(..)` may move the tensors of `xs`"),
+            "{msg}"
+        );
+    }
 }
 
 // The same through a list field given by `&mut` (`helper(&mut l.xs)`),
@@ -1806,19 +1795,12 @@ fn regress_a_call_that_replaces_an_element_of_a_collection_input_leaves_the_call
 pub struct Slots {
     xs: Vec<Tensor>,
 }
-fn regress_field_orig(l: &mut Slots) -> Tensor {
+variants!(regress_field, regress_field_f, regress_field_fv; fn (l: &mut Slots) -> Tensor {
     l.xs[0].add_(1.0);
     replace_first(&mut l.xs, Tensor::from_vec(vec![10.0f32], &[1]));
     l.xs[0].add_(1.0);
     l.xs[0].clone()
-}
-#[funcz::functionalize]
-fn regress_field_func(l: &mut Slots) -> Tensor {
-    l.xs[0].add_(1.0);
-    replace_first(&mut l.xs, Tensor::from_vec(vec![10.0f32], &[1]));
-    l.xs[0].add_(1.0);
-    l.xs[0].clone()
-}
+});
 
 #[test]
 fn regress_a_call_given_a_list_field_that_replaces_an_element_leaves_the_callers_tensor_as_the_original()
@@ -1830,7 +1812,8 @@ fn regress_a_call_given_a_list_field_that_replaces_an_element_leaves_the_callers
         let out = f(&mut l);
         (kept.to_vec(), l.xs[0].to_vec(), out.to_vec())
     };
-    let want = run(regress_field_orig);
+    let want = run(regress_field);
     assert_eq!(want, (vec![2.0], vec![11.0], vec![11.0]));
-    assert_eq!(run(regress_field_func), want);
+    assert_eq!(run(regress_field_f), want);
+    assert_eq!(run(regress_field_fv), want);
 }
