@@ -450,13 +450,14 @@ fn mentions(tokens: TokenStream, place: &TokenStream) -> bool {
 /// (`v.value`, `v.state`), if they are one's.
 fn var_pair(value: &TokenStream, state: &TokenStream) -> Option<Ident> {
     fn field_of(ts: &TokenStream, field: &str) -> Option<Ident> {
-        let t: Vec<TokenTree> = ts.clone().into_iter().collect();
-        match &t[..] {
-            [
-                TokenTree::Ident(v),
-                TokenTree::Punct(dot),
-                TokenTree::Ident(f),
-            ] if dot.as_char() == '.' && f == field => Some(v.clone()),
+        // (Three tokens at most are read: the streams tested are often
+        // whole expressions.)
+        let mut t = ts.clone().into_iter();
+        let (Some(TokenTree::Ident(v)), Some(TokenTree::Punct(dot))) = (t.next(), t.next()) else {
+            return None;
+        };
+        match (t.next(), t.next()) {
+            (Some(TokenTree::Ident(f)), None) if dot.as_char() == '.' && f == field => Some(v),
             _ => None,
         }
     }

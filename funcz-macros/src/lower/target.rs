@@ -323,8 +323,7 @@ impl Lowerer<'_> {
                     }
                     _ if self.has_state(id) => {
                         self.need_sync(id);
-                        let s = self.state(id);
-                        (quote!(#v), quote!(#s))
+                        (v, self.state(id))
                     }
                     _ => {
                         let ts = tmp("__fz_root_state");
