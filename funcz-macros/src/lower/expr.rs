@@ -108,7 +108,13 @@ impl Lowerer<'_> {
                     mc.paren_token = syn::token::Paren(b.op.span());
                 }
                 if let Some(lowered) = self.try_inplace(&call, Want::Nothing) {
-                    *e = lowered;
+                    // An operand borrowed for the operator (`s += &w.sum()`)
+                    // is now an argument of a generic op (`on_var::add_`),
+                    // which clippy would flag in the user's code.
+                    *e = pq!({
+                        #[allow(clippy::needless_borrows_for_generic_args)]
+                        let () = #lowered;
+                    });
                 }
             }
             Expr::Binary(b) if !is_compound(&b.op) => {

@@ -217,9 +217,15 @@ impl Lowerer<'_> {
                                     // the arguments name neither (nor are
                                     // they hoisted values, which may borrow
                                     // the root).
-                                    stmts.push(pq!(
-                                        #rt::inplace_alias(&mut #x, &mut #a).#method #ca;
-                                    ));
+                                    // (`on_alias::add_(..)`: one call, no
+                                    // borrowing value in between.)
+                                    // (The path at the user's method and the
+                                    // user's parentheses: a panic reports the
+                                    // user's line, see `rt_call`.)
+                                    let call = parens(paren, quote!(&mut #x, &mut #a, #args));
+                                    let at = method.span();
+                                    let f = quote::quote_spanned!(at=> __fz_rt::on_alias::#method);
+                                    stmts.push(pq!(#f #call;));
                                 }
                                 (Some(x), Some(a)) => {
                                     stmts.push(pq!(#rt::own_alias_vars(&#x, &mut #a);));
@@ -402,12 +408,19 @@ impl Lowerer<'_> {
             // `rt::own_root`), the op runs the user's call's kernel and
             // commits it (`rt::InPlace`): the arguments, evaluated in
             // between, do not name the value it borrows.
-            let target = match (&state, &var) {
-                (Some(_), Some(x)) => quote!(#rt::inplace_var(&mut #x)),
-                (Some(s), None) => quote!(#rt::inplace_root(&mut #value, &mut #s)),
-                (None, _) => quote!(#rt::inplace_value(&mut #value)),
+            // (`on_var::add_(&mut v, x)`: one call, no borrowing value in
+            // between, which an unoptimized build compiles faster.)
+            // (The path at the user's method and the user's parentheses: a
+            // panic reports the user's line, see `rt_call`.)
+            let (form, target) = match (&state, &var) {
+                (Some(_), Some(x)) => ("on_var", quote!(&mut #x)),
+                (Some(s), None) => ("on_root", quote!(&mut #value, &mut #s)),
+                (None, _) => ("on_value", quote!(&mut #value)),
             };
-            stmts.push(pq!(#target.#inplace #ca;));
+            let form = Ident::new(form, inplace.span());
+            let call = parens(paren, quote!(#target, #args));
+            let f = quote::quote_spanned!(inplace.span()=> __fz_rt::#form::#inplace);
+            stmts.push(pq!(#f #call;));
         } else if !names_value {
             // The value made private if it is shared, then the user's own
             // call (see `rt::own_root`); its commit names the functional op.

@@ -238,6 +238,39 @@ fn unoptimized() -> Vec<*const ()> {
         P::lerp_ => fn(P, T, f32),
         W::lerp_ => fn(W, T, f32),
     ));
+    // The one-call forms (`on_var::add_(&mut v, x)`), for each target form:
+    // the ops without a generic operand by name, the others for a scalar
+    // and for a tensor.
+    macro_rules! form_ops {
+        ($f:ident ($($tt:ty),*): $($name:ident)*) => {
+            all.extend([$($f::$name::<f32> as *const ()),*]);
+            all.extend(typed!(
+                $f::add_ => fn($($tt,)* f32), $f::add_ => fn($($tt,)* T),
+                $f::sub_ => fn($($tt,)* f32), $f::sub_ => fn($($tt,)* T),
+                $f::mul_ => fn($($tt,)* f32), $f::mul_ => fn($($tt,)* T),
+                $f::div_ => fn($($tt,)* f32), $f::div_ => fn($($tt,)* T),
+                $f::pow_ => fn($($tt,)* f32), $f::pow_ => fn($($tt,)* T),
+                $f::add_scaled_ => fn($($tt,)* f32, f32),
+                $f::add_scaled_ => fn($($tt,)* T, f32),
+                $f::sub_scaled_ => fn($($tt,)* T, f32),
+                $f::clamp_ => fn($($tt,)* f32, f32),
+                $f::lerp_ => fn($($tt,)* T, f32),
+            ));
+        };
+    }
+    macro_rules! all_forms {
+        ($($name:ident)*) => {{
+            use copies::on_alias as copies_alias;
+            use views::on_alias as views_alias;
+            form_ops!(on_var(&mut Var<f32>): $($name)*);
+            form_ops!(on_root(&mut Tensor<f32>, &mut Tracked): $($name)*);
+            form_ops!(on_value(&mut Tensor<f32>): $($name)*);
+            form_ops!(views_alias(&mut Var<f32>, &mut Var<f32>): $($name)*);
+            form_ops!(copies_alias(&mut Var<f32>, &mut Var<f32>): $($name)*);
+        }};
+    }
+    all_forms!(neg_ abs_ relu_ addcmul_ fill_ zero_ copy_ clamp_min_ clamp_max_ sign_ exp_ log_
+        sqrt_ sigmoid_ tanh_ addcdiv_ hardtanh_ addcmul1_ addcdiv1_);
     // The input check: the keys of a tensor and of a slice of them (and
     // of references to them: the check's `&dyn InputKey`s), and the check
     // of 2 to 6 tensor inputs (references, `&mut` ones reborrowed).

@@ -41,7 +41,9 @@ mod readers;
 mod tracked;
 mod untracked;
 mod var;
-pub use inplace::{InPlace, inplace_alias, inplace_root, inplace_value, inplace_var};
+pub use inplace::{
+    InPlace, inplace_alias, inplace_root, inplace_value, inplace_var, on_root, on_value, on_var,
+};
 pub use modes::{copies, views};
 mod watch;
 mod window;

@@ -142,6 +142,36 @@ macro_rules! mode_api {
     };
 }
 
+/// The mode-taking in-place form, one call per op:
+/// `on_alias::add_(&mut root, &mut alias, x)` is `inplace_alias(&mut root,
+/// &mut alias).add_(x)` with the module's mode (see
+/// [`on_var`](crate::rt::on_var)).
+macro_rules! on_alias {
+    () => {
+        /// The in-place ops on an alias held in a `Var` and its root, each
+        /// one call, in this module's mode.
+        ///
+        /// ```
+        /// use funcz_runtime::rt::{self, Var, ViewMeta};
+        /// use funcz_runtime::Tensor;
+        /// use rt::views as fz;
+        /// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+        /// let mut r = fz::var_view(&b, ViewMeta::select(0, 1));
+        /// fz::on_alias::fill_(&mut b, &mut r, 7.0);
+        /// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 7.0, 7.0]);
+        /// ```
+        pub mod on_alias {
+            use crate::element::{Element, FloatElement};
+            use crate::ops::Operand;
+            use crate::rt::inplace::op_fns;
+            use crate::rt::{Var, inplace_alias};
+            use crate::tensor::Tensor;
+            crate::rt::inplace::with_inplace_ops!(op_fns "an alias and its root"
+                (root: &mut Var<T>, alias: &mut Var<T>) => inplace_alias(root, alias, super::MODE););
+        }
+    };
+}
+
 /// The runtime for `remove = "mutations"` (views stay views): all of
 /// [`rt`](crate::rt), with the mode-taking functions in [`Mode::Views`](crate::rt::Mode).
 ///
@@ -154,6 +184,7 @@ macro_rules! mode_api {
 /// ```
 pub mod views {
     mode_api!(crate::rt::Mode::Views);
+    on_alias!();
 }
 
 /// The runtime for `remove = "mutations_and_views"` (every view a
@@ -169,4 +200,5 @@ pub mod views {
 /// ```
 pub mod copies {
     mode_api!(crate::rt::Mode::Copies);
+    on_alias!();
 }
