@@ -170,7 +170,22 @@ impl Lowerer<'_> {
                         stmts.pop(); // the view `emit_steps_from` made: `rt::window` makes it
                         let method = &m.method;
                         let meta = view_meta(&rt, vm, vargs);
-                        if one_call(&op) {
+                        if one_call(&op) && args.iter().all(effect_free) {
+                            // One call, the window made inside it
+                            // (`rt::views::on_window_var::add_`): the
+                            // arguments, evaluated before it, have no
+                            // effects the window's making could be ordered
+                            // against (literals, variables).
+                            let (form, target) = match var_pair(&pv, &ps) {
+                                Some(x) => ("on_window_var", quote!(&mut #x)),
+                                None => ("on_window", quote!(&mut #pv, &mut #ps)),
+                            };
+                            let at = method.span();
+                            let form = Ident::new(form, at);
+                            let call = parens(paren, quote!(#target, #meta, #args));
+                            let f = quote::quote_spanned!(at=> __fz_rt::#form::#method);
+                            stmts.push(pq!(#f #call;));
+                        } else if one_call(&op) {
                             // One call and the op (`rt::InPlaceWindow`).
                             let window = match var_pair(&pv, &ps) {
                                 Some(x) => {
@@ -626,6 +641,21 @@ impl Lowerer<'_> {
 
 /// Whether the in-place op `op` has a method on `rt::InPlace` (one runtime
 /// call before the op instead of one before and one after).
+/// An argument whose evaluation has no effect to order against other
+/// work: a literal (`1.0`, `-1.0`), a variable or a field of one, or a
+/// reference to one.
+fn effect_free(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(_) => true,
+        Expr::Path(p) => p.qself.is_none(),
+        Expr::Reference(r) => effect_free(&r.expr),
+        Expr::Paren(p) => effect_free(&p.expr),
+        Expr::Field(f) => effect_free(&f.base),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => matches!(&*u.expr, Expr::Lit(_)),
+        _ => false,
+    }
+}
+
 fn one_call(op: &str) -> bool {
     optable::INPLACE_TARGET_OPS.contains(&op)
 }

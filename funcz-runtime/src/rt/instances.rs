@@ -267,6 +267,14 @@ fn unoptimized() -> Vec<*const ()> {
             form_ops!(on_value(&mut Tensor<f32>): $($name)*);
             form_ops!(views_alias(&mut Var<f32>, &mut Var<f32>): $($name)*);
             form_ops!(copies_alias(&mut Var<f32>, &mut Var<f32>): $($name)*);
+            use copies::on_window as copies_window;
+            use copies::on_window_var as copies_window_var;
+            use views::on_window as views_window;
+            use views::on_window_var as views_window_var;
+            form_ops!(views_window_var(&mut Var<f32>, ViewMeta): $($name)*);
+            form_ops!(copies_window_var(&mut Var<f32>, ViewMeta): $($name)*);
+            form_ops!(views_window(&mut Tensor<f32>, &mut Tracked, ViewMeta): $($name)*);
+            form_ops!(copies_window(&mut Tensor<f32>, &mut Tracked, ViewMeta): $($name)*);
         }};
     }
     all_forms!(neg_ abs_ relu_ addcmul_ fill_ zero_ copy_ clamp_min_ clamp_max_ sign_ exp_ log_

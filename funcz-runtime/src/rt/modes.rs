@@ -169,6 +169,51 @@ macro_rules! on_alias {
             crate::rt::inplace::with_inplace_ops!(op_fns "an alias and its root"
                 (root: &mut Var<T>, alias: &mut Var<T>) => inplace_alias(root, alias, super::MODE););
         }
+
+        /// The in-place ops on a window of a root held in a `Var` (see
+        /// [`inplace_window_var`](crate::rt::inplace_window_var)), each one
+        /// call in this module's mode: `on_window_var::add_(&mut b, meta,
+        /// 1.0)`. Generated code calls these when the op's arguments have
+        /// no effects to order before the window (literals, variables).
+        ///
+        /// ```
+        /// use funcz_runtime::rt::{self, Var, ViewMeta};
+        /// use funcz_runtime::Tensor;
+        /// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+        /// rt::views::on_window_var::add_(&mut b, ViewMeta::select(0, 0), 1.0);
+        /// assert_eq!(b.value.to_vec(), vec![1.0, 1.0, 0.0, 0.0]);
+        /// ```
+        pub mod on_window_var {
+            use crate::element::{Element, FloatElement};
+            use crate::ops::Operand;
+            use crate::rt::inplace::op_fns;
+            use crate::rt::{Var, ViewMeta, inplace_window_var};
+            use crate::tensor::Tensor;
+            crate::rt::inplace::with_inplace_ops!(op_fns "a window of a root in a `Var`"
+                (v: &mut Var<T>, meta: ViewMeta) => inplace_window_var(v, meta, super::MODE););
+        }
+
+        /// [`on_window_var`]'s ops on a window of a root held as a value and
+        /// a state: `on_window::add_(&mut x, &mut s, meta, 1.0)`.
+        ///
+        /// ```
+        /// use funcz_runtime::rt::{self, Tracked, ViewMeta};
+        /// use funcz_runtime::Tensor;
+        /// let mut x = Tensor::<f32>::zeros(&[4]);
+        /// let mut s = Tracked::root(&x);
+        /// rt::copies::on_window::fill_(&mut x, &mut s, ViewMeta::narrow(0, 2, 2), 5.0);
+        /// assert_eq!(x.to_vec(), vec![0.0, 0.0, 5.0, 5.0]);
+        /// ```
+        pub mod on_window {
+            use crate::element::{Element, FloatElement};
+            use crate::ops::Operand;
+            use crate::rt::inplace::op_fns;
+            use crate::rt::{Tracked, ViewMeta, inplace_window};
+            use crate::tensor::Tensor;
+            crate::rt::inplace::with_inplace_ops!(op_fns "a window of a root held as a value and a state"
+                (root: &mut Tensor<T>, rstate: &mut Tracked, meta: ViewMeta)
+                    => inplace_window(root, rstate, meta, super::MODE););
+        }
     };
 }
 
