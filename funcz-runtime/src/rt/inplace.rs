@@ -281,10 +281,9 @@ pub(crate) use {op_fns, with_inplace_ops};
 
 /// The in-place ops on a root held in a [`Var`], each one call:
 /// `on_var::add_(&mut v, x)` is `inplace_var(&mut v).add_(x)`. Generated
-/// code calls these: one call and no borrowing value per op, which an
-/// unoptimized build compiles in about half the time of the two calls (the
-/// 50 functions of `scripts/scale_build.py many`: 155 M fewer rustc
-/// instructions).
+/// code calls these: one call and no borrowing value between two calls
+/// per op, which an unoptimized build compiles faster (the 50 functions of
+/// `scripts/scale_build.py many`: 111 M fewer rustc instructions, 3%).
 ///
 /// ```
 /// use funcz_runtime::rt::{self, on_var, Var};
