@@ -232,10 +232,10 @@ pub(crate) fn view_rebound_to_other_base(lw: &Lowerer<'_>, right: &Expr, id: usi
 }
 
 /// `xs = other` (or `*xs = other`) of a collection input whose tensors the
-/// body mutates: the
-/// body holds handles to the caller's tensors and writes its final values
-/// back into them at exit, which the original, having moved on to
-/// `other`'s tensors, would not. (funcz-ui/tests/ui/collection_input_reassigned.rs)
+/// body mutates: the body holds handles to the caller's tensors and writes
+/// its final values back into them at exit, which the original, having
+/// moved on to `other`'s tensors, would not.
+/// (funcz-ui/tests/ui/collection_input_reassigned.rs)
 pub(crate) fn collection_input_reassigned(lw: &Lowerer<'_>, at: &syn::ExprAssign, id: usize) {
     refuse(
         lw.cx,

@@ -505,22 +505,24 @@ fn lower_fn(
                         ));
                     }
                 }
-                let slice = !*vec && *passing != Passing::Value;
+                // The caller's tensors and the body's, as slices: a slice
+                // input and its boxed handles reborrowed, others indexed.
+                let (callers, items) = if !*vec && *passing != Passing::Value {
+                    (quote!(&*#input), quote!(&*#ident))
+                } else {
+                    (quote!(&#input[..]), quote!(&#ident[..]))
+                };
                 exit.push(match (passing, vec) {
-                    (Passing::RefMut, false) if lw.replaced.contains(&id) => {
-                        pq!(__fz_rt::write_back_slots(&mut *#input, &*#ident, &#replaced);)
-                    }
                     (Passing::RefMut, _) if lw.replaced.contains(&id) => {
-                        pq!(__fz_rt::write_back_slots(&mut *#input, &#ident[..], &#replaced);)
+                        pq!(__fz_rt::write_back_slots(&mut *#input, #items, &#replaced);)
                     }
                     (Passing::Value, _) if lw.replaced.contains(&id) => {
-                        pq!(__fz_rt::write_back_kept(&#input[..], &#ident[..], &#replaced);)
+                        pq!(__fz_rt::write_back_kept(#callers, #items, &#replaced);)
                     }
                     (Passing::RefMut, true) => {
-                        pq!(__fz_rt::write_back_vec(&mut *#input, &#ident[..]);)
+                        pq!(__fz_rt::write_back_vec(&mut *#input, #items);)
                     }
-                    _ if slice => pq!(__fz_rt::write_back_all(&*#input, &*#ident);),
-                    _ => pq!(__fz_rt::write_back_all(&#input[..], &#ident[..]);),
+                    _ => pq!(__fz_rt::write_back_all(#callers, #items);),
                 });
             }
         }

@@ -35,8 +35,7 @@ impl Lowerer<'_> {
             if let Expr::Unary(u) = &*a.left
                 && matches!(u.op, syn::UnOp::Deref(_))
                 && let Some(x) = self.binding_of(&u.expr)
-                && self.is_input_coll(x)
-                && (self.facts.mutated.contains(&x) || self.facts.meta.contains(&x))
+                && self.is_tracked_input_coll(x)
             {
                 crate::diag::collection_input_reassigned(self, a, x);
             }
@@ -200,9 +199,7 @@ impl Lowerer<'_> {
                     self.visit_expr_mut(&mut a.right);
                 }
             }
-            Kind::Coll { input: Some(_) }
-                if self.facts.mutated.contains(&id) || self.facts.meta.contains(&id) =>
-            {
+            Kind::Coll { input: Some(_) } if self.is_tracked_input_coll(id) => {
                 crate::diag::collection_input_reassigned(self, a, id);
                 visit_mut::visit_expr_mut(self, &mut a.right);
             }

@@ -126,6 +126,13 @@ impl Lowerer<'_> {
         matches!(self.scopes.kind(id), Kind::Coll { input: Some(_) })
     }
 
+    /// True if binding `id` is a collection input the body holds handles
+    /// of and writes back at exit (one it mutates: see `expand::lower_fn`).
+    pub(super) fn is_tracked_input_coll(&self, id: usize) -> bool {
+        self.is_input_coll(id)
+            && (self.facts.mutated.contains(&id) || self.facts.meta.contains(&id))
+    }
+
     /// True if binding `id` carries a `Tracked` state.
     pub(super) fn has_state(&self, id: usize) -> bool {
         match self.scopes.kind(id) {

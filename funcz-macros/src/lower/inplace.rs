@@ -180,11 +180,8 @@ impl Lowerer<'_> {
                                 Some(x) => ("on_window_var", quote!(&mut #x)),
                                 None => ("on_window", quote!(&mut #pv, &mut #ps)),
                             };
-                            let at = method.span();
-                            let form = Ident::new(form, at);
-                            let call = parens(paren, quote!(#target, #meta, #args));
-                            let f = quote::quote_spanned!(at=> __fz_rt::#form::#method);
-                            stmts.push(pq!(#f #call;));
+                            let call = rt_op(form, method, paren, quote!(#target, #meta, #args));
+                            stmts.push(pq!(#call;));
                         } else if one_call(&op) {
                             // One call and the op (`rt::InPlaceWindow`).
                             let window = match var_pair(&pv, &ps) {
@@ -232,15 +229,9 @@ impl Lowerer<'_> {
                                     // the arguments name neither (nor are
                                     // they hoisted values, which may borrow
                                     // the root).
-                                    // (`on_alias::add_(..)`: one call, no
-                                    // borrowing value in between.)
-                                    // (The path at the user's method and the
-                                    // user's parentheses: a panic reports the
-                                    // user's line, see `rt_call`.)
-                                    let call = parens(paren, quote!(&mut #x, &mut #a, #args));
-                                    let at = method.span();
-                                    let f = quote::quote_spanned!(at=> __fz_rt::on_alias::#method);
-                                    stmts.push(pq!(#f #call;));
+                                    let target = quote!(&mut #x, &mut #a, #args);
+                                    let call = rt_op("on_alias", method, paren, target);
+                                    stmts.push(pq!(#call;));
                                 }
                                 (Some(x), Some(a)) => {
                                     stmts.push(pq!(#rt::own_alias_vars(&#x, &mut #a);));
@@ -419,23 +410,17 @@ impl Lowerer<'_> {
             .is_some_and(|s| mentions(args.to_token_stream(), s));
         let var = state.as_ref().and_then(|s| var_pair(&value, s));
         if !names_value && !names_state && one_call(op) && (state.is_some() || !input_elem) {
-            // One call makes the value private if it is shared (see
-            // `rt::own_root`), the op runs the user's call's kernel and
-            // commits it (`rt::InPlace`): the arguments, evaluated in
-            // between, do not name the value it borrows.
-            // (`on_var::add_(&mut v, x)`: one call, no borrowing value in
-            // between, which an unoptimized build compiles faster.)
-            // (The path at the user's method and the user's parentheses: a
-            // panic reports the user's line, see `rt_call`.)
+            // One call (`rt::on_var::add_`, see `rt_op`) makes the value
+            // private if it is shared (see `rt::own_root`), runs the user's
+            // call's kernel and commits it: the arguments, evaluated while
+            // it is borrowed, do not name it.
             let (form, target) = match (&state, &var) {
                 (Some(_), Some(x)) => ("on_var", quote!(&mut #x)),
                 (Some(s), None) => ("on_root", quote!(&mut #value, &mut #s)),
                 (None, _) => ("on_value", quote!(&mut #value)),
             };
-            let form = Ident::new(form, inplace.span());
-            let call = parens(paren, quote!(#target, #args));
-            let f = quote::quote_spanned!(inplace.span()=> __fz_rt::#form::#inplace);
-            stmts.push(pq!(#f #call;));
+            let call = rt_op(form, &inplace, paren, quote!(#target, #args));
+            stmts.push(pq!(#call;));
         } else if !names_value {
             // The value made private if it is shared, then the user's own
             // call (see `rt::own_root`); its commit names the functional op.
@@ -639,8 +624,6 @@ impl Lowerer<'_> {
     }
 }
 
-/// Whether the in-place op `op` has a method on `rt::InPlace` (one runtime
-/// call before the op instead of one before and one after).
 /// An argument whose evaluation has no effect to order against other
 /// work: a literal (`1.0`, `-1.0`), a variable or a field of one, or a
 /// reference to one.
@@ -656,6 +639,8 @@ fn effect_free(e: &Expr) -> bool {
     }
 }
 
+/// Whether the in-place op `op` has a one-call form (`rt::on_var::add_`,
+/// the methods of `rt::InPlace` and `rt::InPlaceWindow`).
 fn one_call(op: &str) -> bool {
     optable::INPLACE_TARGET_OPS.contains(&op)
 }

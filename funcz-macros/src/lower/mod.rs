@@ -588,6 +588,18 @@ fn rt_call(at: Span, name: &str, args: TokenStream) -> TokenStream {
     quote::quote_spanned!(at=> __fz_rt::#f #g)
 }
 
+/// `__fz_rt::form::op(args)`, an in-place op in one call (`rt::on_var::add_(&mut
+/// v, x)`, `rt::views::on_alias`, ..): one call and no value borrowing the
+/// target between two, which an unoptimized build compiles faster. The
+/// path is at the user's op and the parentheses are the user's (`paren`),
+/// so a panic in the `#[track_caller]` op reports the user's line.
+fn rt_op(form: &str, op: &Ident, paren: Span, args: TokenStream) -> TokenStream {
+    let at = op.span();
+    let form = Ident::new(form, at);
+    let g = parens(paren, args);
+    quote::quote_spanned!(at=> __fz_rt::#form::#op #g)
+}
+
 /// The bindings of `n` evaluated in-place op arguments.
 fn arg_names(n: usize) -> Vec<Ident> {
     (0..n).map(|k| tmp(&format!("__fz_arg{k}"))).collect()

@@ -105,12 +105,12 @@ impl Lowerer<'_> {
         // `helper(xs)`, `swap(&mut xs, ..)` on a tracked collection input:
         // the call may replace its elements, as a reordering method may.
         let mut passed_colls = Vec::new();
-        let call_args: Vec<Expr> = match &*e {
-            Expr::Call(c) => c.args.iter().cloned().collect(),
-            Expr::MethodCall(m) => m.args.iter().cloned().collect(),
-            _ => Vec::new(),
+        let call_args = match &*e {
+            Expr::Call(c) => Some(&c.args),
+            Expr::MethodCall(m) => Some(&m.args),
+            _ => None,
         };
-        for a in &call_args {
+        for a in call_args.into_iter().flatten() {
             let Some(coll) = crate::expand::passed_mutably(a) else {
                 continue;
             };
@@ -123,8 +123,9 @@ impl Lowerer<'_> {
             else {
                 continue;
             };
+            // (`xs` itself hands on a `&mut` collection; `&mut xs` any.)
             let by_mut = matches!(a, Expr::Reference(_)) || passing == Passing::RefMut;
-            if !by_mut || !self.facts.mutated.contains(&id) || passing == Passing::Ref {
+            if !by_mut || passing == Passing::Ref || !self.is_tracked_input_coll(id) {
                 continue;
             }
             if !self.replaced.contains(&id) {

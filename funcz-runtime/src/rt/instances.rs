@@ -8,7 +8,7 @@
 //!
 //! An unoptimized build shares generic instances across crates (rustc's
 //! `share-generics`, on at `opt-level = 0`): a crate that needs
-//! `inplace_var::<f32>` uses the one an upstream crate exports rather than
+//! `on_var::relu_::<f32>` uses the one an upstream crate exports rather than
 //! generating and compiling its own, together with everything it calls
 //! (the window, commit and own machinery, a few hundred lines of LLVM IR
 //! per helper). Nothing in this crate calls the helpers with `f32`, so
@@ -62,7 +62,6 @@ fn unoptimized() -> Vec<*const ()> {
     // A tensor operand (`'static`: a fn pointer of a generic operand
     // names one type, not one per lifetime).
     type T = &'static Tensor<f32>;
-    type P = InPlace<'static, f32>;
     type W = InPlaceWindow<'static, f32>;
     let mut all = Vec::new();
     all.extend(addresses!(
@@ -144,10 +143,6 @@ fn unoptimized() -> Vec<*const ()> {
         inplace_window_var,
         window,
         window_done,
-        inplace_alias,
-        inplace_root,
-        inplace_value,
-        inplace_var,
     ));
     all.extend(addresses!(
         views::view,
@@ -171,7 +166,6 @@ fn unoptimized() -> Vec<*const ()> {
         views::sync_vars,
         views::sync_all,
         views::output,
-        views::inplace_alias,
         views::inplace_window,
         views::inplace_window_var,
     ));
@@ -197,17 +191,14 @@ fn unoptimized() -> Vec<*const ()> {
         copies::sync_vars,
         copies::sync_all,
         copies::output,
-        copies::inplace_alias,
         copies::inplace_window,
         copies::inplace_window_var,
     ));
     all.extend(methods!(Var: root input of_pair));
     all.extend(addresses!(Tracked::root, Tracked::input, Tracked::element));
-    // The op methods without a generic operand, on both targets.
-    all.extend(
-        methods!(InPlace: neg_ abs_ relu_ addcmul_ fill_ zero_ copy_ clamp_min_ clamp_max_
-        sign_ exp_ log_ sqrt_ sigmoid_ tanh_ addcdiv_ hardtanh_ addcmul1_ addcdiv1_),
-    );
+    // The window's op methods without a generic operand (generated code
+    // still calls them when an op's arguments must be evaluated after the
+    // window; `InPlace`'s are called only by the one-call forms below).
     all.extend(
         methods!(InPlaceWindow: neg_ abs_ relu_ addcmul_ fill_ zero_ copy_ clamp_min_
         clamp_max_ sign_ exp_ log_ sqrt_ sigmoid_ tanh_ addcdiv_ hardtanh_ addcmul1_ addcdiv1_),
@@ -227,15 +218,11 @@ fn unoptimized() -> Vec<*const ()> {
             all.extend(typed!($ty::$name => fn($recv, f32), $ty::$name => fn($recv, T)));
         )*)* };
     }
-    operand_ops!(P as P: add_ sub_ mul_ div_ pow_; W as W: add_ sub_ mul_ div_ pow_;);
+    operand_ops!(W as W: add_ sub_ mul_ div_ pow_;);
     all.extend(typed!(
-        P::add_scaled_ => fn(P, f32, f32),
-        P::add_scaled_ => fn(P, T, f32),
         W::add_scaled_ => fn(W, f32, f32),
         W::add_scaled_ => fn(W, T, f32),
-        P::clamp_ => fn(P, f32, f32),
         W::clamp_ => fn(W, f32, f32),
-        P::lerp_ => fn(P, T, f32),
         W::lerp_ => fn(W, T, f32),
     ));
     // The one-call forms (`on_var::add_(&mut v, x)`), for each target form:
@@ -313,7 +300,6 @@ fn unoptimized() -> Vec<*const ()> {
     );
     all.extend([
         core::ptr::drop_in_place::<Var<f32>> as *const (),
-        core::ptr::drop_in_place::<P> as *const (),
         core::ptr::drop_in_place::<W> as *const (),
         core::ptr::drop_in_place::<Window<f32>> as *const (),
     ]);

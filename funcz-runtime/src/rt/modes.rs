@@ -142,78 +142,80 @@ macro_rules! mode_api {
     };
 }
 
-/// The mode-taking in-place form, one call per op:
+/// One module of mode-taking one-call in-place ops (see
+/// [`on_var`](crate::rt::on_var)): `$name::add_(target.., x)` is
+/// `$make.add_(x)`, `$make` given the module's mode.
+macro_rules! mode_form {
+    ($(#[$doc:meta])* $name:ident, $form:literal, $params:tt => $make:expr) => {
+        $(#[$doc])*
+        pub mod $name {
+            use crate::element::{Element, FloatElement};
+            use crate::ops::Operand;
+            use crate::rt::inplace::op_fns;
+            // (What the forms' targets and `$make` name, each some of it.)
+            #[allow(unused_imports)]
+            use crate::rt::{Tracked, Var, ViewMeta, inplace_alias, inplace_window, inplace_window_var};
+            use crate::tensor::Tensor;
+            crate::rt::inplace::with_inplace_ops!(op_fns $form $params => $make;);
+        }
+    };
+}
+
+/// The mode-taking in-place forms, one call per op:
 /// `on_alias::add_(&mut root, &mut alias, x)` is `inplace_alias(&mut root,
-/// &mut alias).add_(x)` with the module's mode (see
-/// [`on_var`](crate::rt::on_var)).
-macro_rules! on_alias {
+/// &mut alias).add_(x)` with the module's mode; `on_window_var` and
+/// `on_window` make a window and run the op on it.
+macro_rules! mode_forms {
     () => {
-        /// The in-place ops on an alias held in a `Var` and its root, each
-        /// one call, in this module's mode.
-        ///
-        /// ```
-        /// use funcz_runtime::rt::{self, Var, ViewMeta};
-        /// use funcz_runtime::Tensor;
-        /// use rt::views as fz;
-        /// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
-        /// let mut r = fz::var_view(&b, ViewMeta::select(0, 1));
-        /// fz::on_alias::fill_(&mut b, &mut r, 7.0);
-        /// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 7.0, 7.0]);
-        /// ```
-        pub mod on_alias {
-            use crate::element::{Element, FloatElement};
-            use crate::ops::Operand;
-            use crate::rt::inplace::op_fns;
-            use crate::rt::{Var, inplace_alias};
-            use crate::tensor::Tensor;
-            crate::rt::inplace::with_inplace_ops!(op_fns "an alias and its root"
-                (root: &mut Var<T>, alias: &mut Var<T>) => inplace_alias(root, alias, super::MODE););
-        }
-
-        /// The in-place ops on a window of a root held in a `Var` (see
-        /// [`inplace_window_var`](crate::rt::inplace_window_var)), each one
-        /// call in this module's mode: `on_window_var::add_(&mut b, meta,
-        /// 1.0)`. Generated code calls these when the op's arguments have
-        /// no effects to order before the window (literals, variables).
-        ///
-        /// ```
-        /// use funcz_runtime::rt::{self, Var, ViewMeta};
-        /// use funcz_runtime::Tensor;
-        /// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
-        /// rt::views::on_window_var::add_(&mut b, ViewMeta::select(0, 0), 1.0);
-        /// assert_eq!(b.value.to_vec(), vec![1.0, 1.0, 0.0, 0.0]);
-        /// ```
-        pub mod on_window_var {
-            use crate::element::{Element, FloatElement};
-            use crate::ops::Operand;
-            use crate::rt::inplace::op_fns;
-            use crate::rt::{Var, ViewMeta, inplace_window_var};
-            use crate::tensor::Tensor;
-            crate::rt::inplace::with_inplace_ops!(op_fns "a window of a root in a `Var`"
-                (v: &mut Var<T>, meta: ViewMeta) => inplace_window_var(v, meta, super::MODE););
-        }
-
-        /// [`on_window_var`]'s ops on a window of a root held as a value and
-        /// a state: `on_window::add_(&mut x, &mut s, meta, 1.0)`.
-        ///
-        /// ```
-        /// use funcz_runtime::rt::{self, Tracked, ViewMeta};
-        /// use funcz_runtime::Tensor;
-        /// let mut x = Tensor::<f32>::zeros(&[4]);
-        /// let mut s = Tracked::root(&x);
-        /// rt::copies::on_window::fill_(&mut x, &mut s, ViewMeta::narrow(0, 2, 2), 5.0);
-        /// assert_eq!(x.to_vec(), vec![0.0, 0.0, 5.0, 5.0]);
-        /// ```
-        pub mod on_window {
-            use crate::element::{Element, FloatElement};
-            use crate::ops::Operand;
-            use crate::rt::inplace::op_fns;
-            use crate::rt::{Tracked, ViewMeta, inplace_window};
-            use crate::tensor::Tensor;
-            crate::rt::inplace::with_inplace_ops!(op_fns "a window of a root held as a value and a state"
-                (root: &mut Tensor<T>, rstate: &mut Tracked, meta: ViewMeta)
-                    => inplace_window(root, rstate, meta, super::MODE););
-        }
+        mode_form!(
+            /// The in-place ops on an alias held in a `Var` and its root, each
+            /// one call, in this module's mode.
+            ///
+            /// ```
+            /// use funcz_runtime::rt::{self, Var, ViewMeta};
+            /// use funcz_runtime::Tensor;
+            /// use rt::views as fz;
+            /// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+            /// let mut r = fz::var_view(&b, ViewMeta::select(0, 1));
+            /// fz::on_alias::fill_(&mut b, &mut r, 7.0);
+            /// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 7.0, 7.0]);
+            /// ```
+            on_alias, "an alias and its root",
+            (root: &mut Var<T>, alias: &mut Var<T>) => inplace_alias(root, alias, super::MODE)
+        );
+        mode_form!(
+            /// The in-place ops on a window of a root held in a `Var` (see
+            /// [`inplace_window_var`](crate::rt::inplace_window_var)), each one
+            /// call in this module's mode: `on_window_var::add_(&mut b, meta,
+            /// 1.0)`. Generated code calls these when the op's arguments have
+            /// no effects to order before the window (literals, variables).
+            ///
+            /// ```
+            /// use funcz_runtime::rt::{self, Var, ViewMeta};
+            /// use funcz_runtime::Tensor;
+            /// let mut b = Var::root(Tensor::<f32>::zeros(&[2, 2]));
+            /// rt::views::on_window_var::add_(&mut b, ViewMeta::select(0, 0), 1.0);
+            /// assert_eq!(b.value.to_vec(), vec![1.0, 1.0, 0.0, 0.0]);
+            /// ```
+            on_window_var, "a window of a root in a `Var`",
+            (v: &mut Var<T>, meta: ViewMeta) => inplace_window_var(v, meta, super::MODE)
+        );
+        mode_form!(
+            /// [`on_window_var`]'s ops on a window of a root held as a value and
+            /// a state: `on_window::add_(&mut x, &mut s, meta, 1.0)`.
+            ///
+            /// ```
+            /// use funcz_runtime::rt::{self, Tracked, ViewMeta};
+            /// use funcz_runtime::Tensor;
+            /// let mut x = Tensor::<f32>::zeros(&[4]);
+            /// let mut s = Tracked::root(&x);
+            /// rt::copies::on_window::fill_(&mut x, &mut s, ViewMeta::narrow(0, 2, 2), 5.0);
+            /// assert_eq!(x.to_vec(), vec![0.0, 0.0, 5.0, 5.0]);
+            /// ```
+            on_window, "a window of a root held as a value and a state",
+            (root: &mut Tensor<T>, rstate: &mut Tracked, meta: ViewMeta)
+                => inplace_window(root, rstate, meta, super::MODE)
+        );
     };
 }
 
@@ -229,7 +231,7 @@ macro_rules! on_alias {
 /// ```
 pub mod views {
     mode_api!(crate::rt::Mode::Views);
-    on_alias!();
+    mode_forms!();
 }
 
 /// The runtime for `remove = "mutations_and_views"` (every view a
@@ -245,5 +247,5 @@ pub mod views {
 /// ```
 pub mod copies {
     mode_api!(crate::rt::Mode::Copies);
-    on_alias!();
+    mode_forms!();
 }
