@@ -9,7 +9,15 @@ checkout, builds its dependencies once, then times `cargo build` of the
 crate alone in each profile for: the unannotated function, and the same
 body under #[functionalize] and #[functionalize(remove =
 "mutations_and_views")]. Prints seconds and ratios. Run from the
-repository root: python3 scripts/scale_build.py [statements] [dir]."""
+repository root: python3 scripts/scale_build.py [statements] [dir].
+
+BUILD= picks what is timed (each a build of the crate alone):
+  clean        no incremental cache (CARGO_INCREMENTAL=0), the default here
+  incremental  cargo's default for debug builds (incremental on), its cache
+               removed first: a first build as a user runs it
+  rebuild      incremental on, cache warm, one function edited (one literal):
+               the edit-compile cycle, where every annotated function is
+               expanded again (rustc does not cache a macro's output)"""
 
 import os
 import resource
@@ -74,7 +82,7 @@ def chain(n):
     return "    x" + "".join("." + ops[i % 4] for i in range(n)) + ";"
 
 
-def functions(attr):
+def functions(attr, edited=None):
     if CHAIN:
         return f"""{attr}
 pub fn long(x: &mut Tensor, w: &Tensor) -> Tensor {{
@@ -92,14 +100,14 @@ pub fn long(x: &mut Tensor, w: &Tensor, acc: &mut Tensor) -> Tensor {{
     return "\n".join(
         f"""{attr}
 pub fn small{i}(x: &mut Tensor, w: &Tensor, cache: &mut Tensor, params: &mut [Tensor], grads: &[Tensor], n: usize) -> Tensor {{
-{SMALL}
+{SMALL.replace("mul_(1.5)", "mul_(1.25)") if i == edited else SMALL}
 }}
 """
         for i in range(N)
     )
 
 
-def write(attr):
+def write(attr, edited=None):
     src = os.path.join(DIR, "src")
     os.makedirs(src, exist_ok=True)
     with open(os.path.join(DIR, "Cargo.toml"), "w") as f:
@@ -115,16 +123,24 @@ funcz = {{ path = "{ROOT}" }}
 [workspace]
 """)
     with open(os.path.join(src, "lib.rs"), "w") as f:
-        f.write("use funcz::Tensor;\n\n" + functions(attr))
+        f.write("use funcz::Tensor;\n\n" + functions(attr, edited))
+
+
+BUILD = os.environ.get("BUILD", "clean")
 
 
 def build(profile):
     args = ["cargo", "build", "-q", "-p", "funcz-scale"]
     if profile == "release":
         args.append("--release")
-    # No incremental cache: a debug rebuild of unchanged code would reuse
-    # it and time nothing (0.3 s for 5,000 statements).
-    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(DIR, "target"), CARGO_INCREMENTAL="0")
+    # `clean`: no incremental cache, since a debug rebuild of unchanged code
+    # would reuse it and time nothing (0.3 s for 5,000 statements).
+    # `incremental`: the cache is removed before the timed build.
+    incremental = "0" if BUILD == "clean" else "1"
+    target = os.path.join(DIR, "target")
+    if BUILD == "incremental":
+        shutil.rmtree(os.path.join(target, profile, "incremental"), ignore_errors=True)
+    env = dict(os.environ, CARGO_TARGET_DIR=target, CARGO_INCREMENTAL=incremental)
     t = time.time()
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(args, cwd=DIR, env=env, check=True)
@@ -140,7 +156,10 @@ def main():
         ("mutations", "#[funcz::functionalize]"),
         ("mutations_and_views", '#[funcz::functionalize(remove = "mutations_and_views")]'),
     ]
-    print(f"{N} small functions" if MANY else f"a chain of {N} in-place ops" if CHAIN else f"{N} statements")
+    what = f"{N} small functions" if MANY else f"a chain of {N} in-place ops" if CHAIN else f"{N} statements"
+    print(f"{what}, {BUILD} builds")
+    if BUILD == "rebuild" and not MANY:
+        sys.exit("BUILD=rebuild edits one of the small functions: use `many`")
     rounds = int(os.environ.get("ROUNDS", "3"))
     # PROFILES=debug (or release) times one profile only.
     for profile in os.environ.get("PROFILES", "debug,release").split(","):
@@ -157,6 +176,9 @@ def main():
                 write(attr)
                 # touch so cargo rebuilds the crate
                 os.utime(os.path.join(DIR, "src", "lib.rs"))
+                if BUILD == "rebuild":
+                    build(profile)  # the cache, warm
+                    write(attr, edited=N // 2)
                 t, cpu = build(profile)
                 times[name] = min(t, times.get(name, t))
                 cpus[name] = min(cpu, cpus.get(name, cpu))
@@ -164,7 +186,7 @@ def main():
         for name, t in times.items():
             c = cpus[name]
             print(
-                f"{profile:8} {name:20} {t:8.1f} s  {t / base:5.2f}x   cpu {c:8.1f} s  {c / cbase:5.2f}x",
+                f"{profile:8} {name:20} {t:8.3f} s  {t / base:5.2f}x   cpu {c:8.3f} s  {c / cbase:5.2f}x",
                 flush=True,
             )
 
