@@ -92,8 +92,8 @@ fn generate(
         return out;
     }
     let mut merged = facts;
-    merged.mutated.extend(found.mutated);
-    merged.meta.extend(found.meta);
+    merged.mutated.extend(found.mutated.iter());
+    merged.meta.extend(found.meta.iter());
     merged.mutations = found.mutations;
     merged.resizes = found.resizes;
     merged.declared = found.declared;

@@ -68,3 +68,58 @@ impl Hasher for Fast {
         self.mix(i as u64);
     }
 }
+
+/// A set of binding ids (small integers, dense from 0): a bit per id.
+/// `contains` is a shift and a mask, where a hash set's lookup in an
+/// unoptimized build is about 500 instructions (the lowering asks whether
+/// a root is tracked some 300 times per function).
+#[derive(Clone, Default, Debug, PartialEq, Eq)]
+pub(crate) struct IdSet {
+    words: Vec<u64>,
+}
+
+impl IdSet {
+    /// Adds `id`; true if it was not in the set.
+    pub(crate) fn insert(&mut self, id: usize) -> bool {
+        let (w, bit) = (id / 64, 1u64 << (id % 64));
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        let fresh = self.words[w] & bit == 0;
+        self.words[w] |= bit;
+        fresh
+    }
+
+    pub(crate) fn contains(&self, id: &usize) -> bool {
+        let (w, bit) = (*id / 64, 1u64 << (*id % 64));
+        w < self.words.len() && self.words[w] & bit != 0
+    }
+
+    /// The ids, in increasing order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(w, &bits)| {
+            (0..64)
+                .filter(move |b| bits & (1u64 << b) != 0)
+                .map(move |b| w * 64 + b)
+        })
+    }
+
+    /// The smallest id in one of the two sets and not the other.
+    pub(crate) fn first_difference(&self, other: &IdSet) -> Option<usize> {
+        let n = self.words.len().max(other.words.len());
+        (0..n).find_map(|w| {
+            let a = self.words.get(w).copied().unwrap_or(0);
+            let b = other.words.get(w).copied().unwrap_or(0);
+            let d = a ^ b;
+            (d != 0).then(|| w * 64 + d.trailing_zeros() as usize)
+        })
+    }
+}
+
+impl Extend<usize> for IdSet {
+    fn extend<I: IntoIterator<Item = usize>>(&mut self, ids: I) {
+        for id in ids {
+            self.insert(id);
+        }
+    }
+}

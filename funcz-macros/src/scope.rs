@@ -2,7 +2,7 @@
 //! alias of a root, a collection of roots, ...). Ids are handed out in
 //! traversal order, so two passes over the same body agree on them.
 
-use crate::fast::{HashMap, HashSet};
+use crate::fast::HashMap;
 
 use proc_macro2::{Ident, Span};
 use quote::format_ident;
@@ -47,9 +47,9 @@ pub(crate) struct Binding {
 pub(crate) struct Facts {
     /// Roots whose data is mutated (directly, through an alias, or by an
     /// opaque call), and collections whose elements are.
-    pub mutated: HashSet<usize>,
+    pub mutated: crate::fast::IdSet,
     /// Roots whose own layout is changed by `t_`, `transpose_`, ...
-    pub meta: HashSet<usize>,
+    pub meta: crate::fast::IdSet,
     /// How many mutations of each root the body has, so code generation
     /// knows whether one comes later than the code it is writing.
     pub mutations: HashMap<usize, usize>,
@@ -107,8 +107,8 @@ impl Facts {
             ("re-laid-out", &self.meta, &other.meta),
         ];
         for (what, a, b) in sets {
-            if let Some(id) = a.symmetric_difference(b).next() {
-                return Some(format!("whether `{}` is {what}", named(id)));
+            if let Some(id) = a.first_difference(b) {
+                return Some(format!("whether `{}` is {what}", named(&id)));
             }
         }
         for (what, a, b) in [

@@ -78,24 +78,22 @@ impl Lowerer<'_> {
     /// Binding `id`'s current value as an expression: `__fz_v_x_0.value`
     /// (`r.value`) of a root (an alias) held in an `rt::Var`, else its
     /// variable.
-    pub(crate) fn value(&self, id: usize) -> TokenStream {
+    pub(crate) fn value(&self, id: usize) -> Access {
         let v = self.var(id);
         if self.in_var(id) {
-            quote!(#v.value)
+            Access::Field(v, Field::Value)
         } else {
-            quote!(#v)
+            Access::Name(v)
         }
     }
 
     /// Binding `id`'s state: `__fz_v_x_0.state` (`r.state`) of a root (an
     /// alias) held in an `rt::Var`, else its state variable.
-    pub(crate) fn state(&self, id: usize) -> TokenStream {
+    pub(crate) fn state(&self, id: usize) -> Access {
         if self.in_var(id) {
-            let v = self.var(id);
-            quote!(#v.state)
+            Access::Field(self.var(id), Field::State)
         } else {
-            let s = state_ident(id);
-            quote!(#s)
+            Access::Name(state_ident(id))
         }
     }
 
@@ -143,10 +141,12 @@ impl Lowerer<'_> {
     }
 
     /// The variable holding the root's data, and its state.
-    pub(super) fn root_value_state(&self, root: usize) -> (TokenStream, TokenStream) {
+    pub(super) fn root_value_state(&self, root: usize) -> (Access, Access) {
         if self.based(root) {
-            let (b, s) = (base_ident(root), base_state_ident(root));
-            (quote!(#b), quote!(#s))
+            (
+                Access::Name(base_ident(root)),
+                Access::Name(base_state_ident(root)),
+            )
         } else {
             (self.value(root), self.state(root))
         }

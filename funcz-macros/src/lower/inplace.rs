@@ -139,7 +139,6 @@ impl Lowerer<'_> {
                     {
                         let current =
                             check.then(|| pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s);));
-                        let v = v.to_token_stream();
                         stmts.push(functional_twin(
                             &new, &v, &fname, &args, paren, &op, current,
                         ));
@@ -149,8 +148,7 @@ impl Lowerer<'_> {
                         stmts.push(pq!(#call;))
                     }
                     None if steps_may_copy(&steps) => {
-                        let vt = v.to_token_stream();
-                        stmts.push(functional_twin(&new, &vt, &fname, &args, paren, &op, None));
+                        stmts.push(functional_twin(&new, &v, &fname, &args, paren, &op, None));
                         let args = quote!(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new);
                         let call = rt_call(m.method.span(), "commit_from", args);
                         stmts.push(pq!(#call;))
@@ -158,7 +156,7 @@ impl Lowerer<'_> {
                     None if matches!(want, Want::Nothing)
                         && hoisted.is_none()
                         && window_step(&steps)
-                        && !mentions(args.to_token_stream(), &quote!(#pv #ps)) =>
+                        && !mentions_any(args.to_token_stream(), &[&pv, &ps]) =>
                     {
                         // `root.narrow(..).copy_(x);`: the view is a
                         // temporary, so the runtime needs no state for it
@@ -220,7 +218,7 @@ impl Lowerer<'_> {
                         // the view when nobody else can observe it.
                         let (rv, rs) = other.unwrap_or((pv, ps));
                         let method = &m.method;
-                        if !mentions(args.to_token_stream(), &quote!(#rv #rs #v #s)) {
+                        if !mentions_any(args.to_token_stream(), &[&rv, &rs, &v, &s]) {
                             // The view made private if it is shared, then the
                             // user's own call (see `rt::own_alias`).
                             match (var_pair(&rv, &rs), var_pair(&v, &s)) {
@@ -327,15 +325,15 @@ impl Lowerer<'_> {
         prelude_len: usize,
         place: &Place,
         steps: &[Step],
-        pv: &TokenStream,
-        ps: &TokenStream,
+        pv: &Access,
+        ps: &Access,
     ) -> (Option<(Vec<Stmt>, Vec<Expr>, Vec<Ident>)>, bool) {
         let root = self.commit_root_of(place);
         let tokens = args.to_token_stream();
-        let names_place = mentions(tokens.clone(), &quote!(#pv #ps));
+        let names_place = mentions_any(tokens.clone(), &[pv, ps]);
         let names_root = root
             .as_ref()
-            .is_some_and(|(rv, rs)| mentions(tokens, &quote!(#rv #rs)));
+            .is_some_and(|(rv, rs)| mentions_any(tokens, &[rv, rs]));
         let hoist = match &root {
             Some(_) => names_root && !names_place,
             None => names_place && !steps.is_empty(),
@@ -373,22 +371,19 @@ impl Lowerer<'_> {
         let ca = parens(paren, args);
         let new = tmp("__fz_new");
         let index_tmp = tmp("__fz_index");
-        let (value, state): (TokenStream, Option<TokenStream>) = match place {
+        let (value, state): (Access, Option<Access>) = match place {
             Place::Var(id) => {
                 let v = self.value(*id);
                 match self.scopes.kind(*id) {
-                    Kind::ElemRef { .. } => (quote!((*#v)), None),
-                    _ if self.has_state(*id) => {
-                        let s = self.state(*id);
-                        (quote!(#v), Some(quote!(#s)))
-                    }
-                    _ => (quote!(#v), None),
+                    Kind::ElemRef { .. } => (Access::Tokens(quote!((*#v))), None),
+                    _ if self.has_state(*id) => (v, Some(self.state(*id))),
+                    _ => (v, None),
                 }
             }
             Place::Index(id, index) => {
                 let v = self.value(*id);
                 stmts.push(pq!(let #index_tmp: usize = #index;));
-                (quote!(#v[#index_tmp]), None)
+                (Access::Tokens(quote!(#v[#index_tmp])), None)
             }
         };
         let inplace = Ident::new(op, f.span());
@@ -404,10 +399,11 @@ impl Lowerer<'_> {
             _ => pq!(#rt::can_donate(&#value)),
         };
         let input_elem = matches!(place, Place::Index(id, _) if self.is_input_coll(*id));
-        let names_value = mentions(args.to_token_stream(), &value);
+        let arg_tokens = args.to_token_stream();
+        let names_value = mentions_any(arg_tokens.clone(), &[&value]);
         let names_state = state
             .as_ref()
-            .is_some_and(|s| mentions(args.to_token_stream(), s));
+            .is_some_and(|s| mentions_any(arg_tokens, &[s]));
         let var = state.as_ref().and_then(|s| var_pair(&value, s));
         if !names_value && !names_state && one_call(op) && (state.is_some() || !input_elem) {
             // One call (`rt::on_var::add_`, see `rt_op`) makes the value

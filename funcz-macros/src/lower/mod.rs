@@ -20,6 +20,7 @@ use funcz_optable::{self as optable, OpKind};
 use crate::ctxt::Ctxt;
 use crate::params::{Passing, is_tensor_type};
 use crate::scope::{Facts, Kind, Scopes, base_ident, base_state_ident, input_ident, state_ident};
+use access::{Access, Field, var_pair};
 
 /// Read-only `Tensor` methods that are not ops (queries): calling them is
 /// never a mutation.
@@ -424,45 +425,45 @@ fn window_step(steps: &[Step]) -> bool {
 /// True if `tokens` mention an identifier of `place` (an argument that
 /// borrows the place cannot be passed beside `&mut place`).
 fn mentions(tokens: TokenStream, place: &TokenStream) -> bool {
-    // `fields`: with the names after a `.` (`value` in `v.value`); the
-    // place's are not its variables.
-    // (As text, each once: comparing two `Ident`s asks the compiler for
-    // both texts, every time.)
-    fn idents(ts: TokenStream, out: &mut Vec<String>, fields: bool) {
-        let mut after_dot = false;
-        for t in ts {
-            match &t {
-                TokenTree::Ident(i) if fields || !after_dot => out.push(i.to_string()),
-                TokenTree::Group(g) => idents(g.stream(), out, fields),
-                _ => {}
-            }
-            after_dot = matches!(&t, TokenTree::Punct(p) if p.as_char() == '.');
-        }
-    }
     let mut want = Vec::new();
     idents(place.clone(), &mut want, false);
-    let mut seen = Vec::new();
-    idents(tokens, &mut seen, true);
-    seen.iter().any(|i| want.contains(i))
+    names_any(tokens, &want)
 }
 
-/// The `rt::Var` whose value and state `value` and `state` are
-/// (`v.value`, `v.state`), if they are one's.
-fn var_pair(value: &TokenStream, state: &TokenStream) -> Option<Ident> {
-    fn field_of(ts: &TokenStream, field: &str) -> Option<Ident> {
-        // (Three tokens at most are read: the streams tested are often
-        // whole expressions.)
-        let mut t = ts.clone().into_iter();
-        let (Some(TokenTree::Ident(v)), Some(TokenTree::Punct(dot))) = (t.next(), t.next()) else {
-            return None;
-        };
-        match (t.next(), t.next()) {
-            (Some(TokenTree::Ident(f)), None) if dot.as_char() == '.' && f == field => Some(v),
-            _ => None,
+/// True if `tokens` mention an identifier of `places` (see [`mentions`]).
+fn mentions_any(tokens: TokenStream, places: &[&Access]) -> bool {
+    let mut want = Vec::new();
+    for p in places {
+        match p {
+            // (The field's name is not a variable: as in `mentions`.)
+            Access::Field(v, _) | Access::Name(v) => want.push(v.to_string()),
+            Access::Tokens(ts) => idents(ts.clone(), &mut want, false),
         }
     }
-    let v = field_of(value, "value")?;
-    (field_of(state, "state")? == v).then_some(v)
+    names_any(tokens, &want)
+}
+
+/// True if `tokens` name one of `want` (each identifier's text, once).
+fn names_any(tokens: TokenStream, want: &[String]) -> bool {
+    let mut seen = Vec::new();
+    idents(tokens, &mut seen, true);
+    seen.iter().any(|i| want.iter().any(|w| w == i))
+}
+
+/// The texts of the identifiers in `ts`; with `fields`, also the names
+/// after a `.` (`value` in `v.value`), which are not a place's variables.
+/// (As text, each once: comparing two `Ident`s asks the compiler for both
+/// texts, every time.)
+fn idents(ts: TokenStream, out: &mut Vec<String>, fields: bool) {
+    let mut after_dot = false;
+    for t in ts {
+        match &t {
+            TokenTree::Ident(i) if fields || !after_dot => out.push(i.to_string()),
+            TokenTree::Group(g) => idents(g.stream(), out, fields),
+            _ => {}
+        }
+        after_dot = matches!(&t, TokenTree::Punct(p) if p.as_char() == '.');
+    }
 }
 
 /// A functional update with buffer donation. The arguments are evaluated
@@ -480,7 +481,7 @@ fn donating_update(
     args: &Args,
     paren: Span,
     op: &str,
-    target: &TokenStream,
+    target: &Access,
     before: Option<Stmt>,
     test: Stmt,
     inplace: impl FnOnce(&TokenStream) -> Stmt,
@@ -508,12 +509,7 @@ fn donating_update(
 /// op that checks nothing (`optable::OVERLAP_CHECKED_OPS`;
 /// `masked_scatter_` does not check its source: regression test
 /// `regress_an_op_that_does_not_check_its_source_is_not_refused`).
-fn overlap_check(
-    paren: Span,
-    op: &str,
-    target: &TokenStream,
-    names: &[Ident],
-) -> Option<TokenStream> {
+fn overlap_check(paren: Span, op: &str, target: &Access, names: &[Ident]) -> Option<TokenStream> {
     if names.is_empty() || !optable::OVERLAP_CHECKED_OPS.contains(&op) {
         return None;
     }
@@ -537,7 +533,7 @@ fn overlap_check(
 /// overlap check ([`overlap_check`]).
 fn functional_twin(
     new: &Ident,
-    v: &TokenStream,
+    v: &Access,
     fname: &Ident,
     args: &Args,
     paren: Span,
@@ -784,7 +780,7 @@ fn is_var_value(e: &Expr) -> bool {
         && matches!(&f.member, syn::Member::Named(m) if m == "value"))
 }
 
-fn parse_quote_spanned_ref(value: &TokenStream, span: Span, by_mut: bool) -> Expr {
+fn parse_quote_spanned_ref(value: &impl ToTokens, span: Span, by_mut: bool) -> Expr {
     if by_mut {
         syn::parse2(quote_spanned!(span=> (&mut #value))).expect("a reference expression")
     } else {
@@ -792,6 +788,7 @@ fn parse_quote_spanned_ref(value: &TokenStream, span: Span, by_mut: bool) -> Exp
     }
 }
 
+mod access;
 mod assign;
 mod current;
 mod destructure;

@@ -483,10 +483,10 @@ impl Lowerer<'_> {
     /// rebound as an `rt::Var` (see [`Self::root_prologue`]).
     pub(super) fn declared_freshness_check(&self, id: usize) -> Option<Stmt> {
         let v = self.var(id);
-        self.freshness_check_of(id, quote!(#v))
+        self.freshness_check_of(id, Access::Name(v))
     }
 
-    fn freshness_check_of(&self, id: usize, ident: TokenStream) -> Option<Stmt> {
+    fn freshness_check_of(&self, id: usize, ident: Access) -> Option<Stmt> {
         let rt = rt();
         let name = self.scopes.ident(id).to_string();
         Some(pq!(#rt::check_fresh(#name, &#ident);))

@@ -259,13 +259,7 @@ impl Lowerer<'_> {
         prelude: Vec<Stmt>,
         place: &Place,
         steps: &[Step],
-    ) -> (
-        Vec<Stmt>,
-        TokenStream,
-        TokenStream,
-        TokenStream,
-        TokenStream,
-    ) {
+    ) -> (Vec<Stmt>, Access, Access, Access, Access) {
         let rt = rt();
         let mut stmts = prelude;
         // `r.view().mul_(a).add_(b)`: the prelude (`mul_`) made `r` stale.
@@ -297,8 +291,8 @@ impl Lowerer<'_> {
                 }
             };
             stmts.push(pq!(let mut #nv = #var;));
-            v = quote!(#nv.value);
-            s = quote!(#nv.state);
+            v = Access::Field(nv.clone(), Field::Value);
+            s = Access::Field(nv, Field::State);
         }
         (stmts, pv, ps, v, s)
     }
@@ -309,7 +303,7 @@ impl Lowerer<'_> {
         &mut self,
         place: &Place,
         stmts: &mut Vec<Stmt>,
-    ) -> (TokenStream, TokenStream) {
+    ) -> (Access, Access) {
         let rt = rt();
         match place {
             Place::Var(id) => {
@@ -319,7 +313,7 @@ impl Lowerer<'_> {
                     Kind::ElemRef { .. } => {
                         let ts = tmp("__fz_elem_state");
                         stmts.push(pq!(let mut #ts = #rt::Tracked::element(&*#v);));
-                        (quote!((*#v)), quote!(#ts))
+                        (Access::Tokens(quote!((*#v))), Access::Name(ts))
                     }
                     _ if self.has_state(id) => {
                         self.need_sync(id);
@@ -328,7 +322,7 @@ impl Lowerer<'_> {
                     _ => {
                         let ts = tmp("__fz_root_state");
                         stmts.push(pq!(let mut #ts = #rt::Tracked::root(&#v);));
-                        (quote!(#v), quote!(#ts))
+                        (v, Access::Name(ts))
                     }
                 }
             }
@@ -341,12 +335,15 @@ impl Lowerer<'_> {
                     Kind::Multi { .. } if self.has_state(id) => {
                         self.need_sync(id);
                         let s = self.state(id);
-                        (quote!(#v[#i]), quote!(#s[#i]))
+                        (
+                            Access::Tokens(quote!(#v[#i])),
+                            Access::Tokens(quote!(#s[#i])),
+                        )
                     }
                     _ => {
                         let ts = tmp("__fz_elem_state");
                         stmts.push(pq!(let mut #ts = #rt::Tracked::element(&#v[#i]);));
-                        (quote!(#v[#i]), quote!(#ts))
+                        (Access::Tokens(quote!(#v[#i])), Access::Name(ts))
                     }
                 }
             }
@@ -359,7 +356,7 @@ impl Lowerer<'_> {
     }
 
     /// The root value and state a mutation of `place` is committed into.
-    pub(super) fn commit_root_of(&self, place: &Place) -> Option<(TokenStream, TokenStream)> {
+    pub(super) fn commit_root_of(&self, place: &Place) -> Option<(Access, Access)> {
         match place {
             Place::Var(id) => match self.scopes.kind(*id).clone() {
                 Kind::Alias { root } => Some(self.root_value_state(root)),
