@@ -53,7 +53,16 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
     // Analysis, then code generation that only reads its facts.
     let facts = crate::analysis::analyze(&func, &places, &tensor_params);
     let strict = std::env::var_os("FUNCZ_STRICT_ANALYSIS").is_some();
-    let out = generate(&func, &cx, mode, facts, &places, &tensor_params, strict);
+    let out = generate(
+        func,
+        &item,
+        &cx,
+        mode,
+        facts,
+        &places,
+        &tensor_params,
+        strict,
+    );
     if cx.has_errors() {
         return with_errors(item, &cx);
     }
@@ -67,9 +76,13 @@ fn expand_inner(args: TokenStream, item: TokenStream) -> TokenStream {
 /// (this workspace's builds set it) that is a compile error, so that tests
 /// find it; without it, the function is generated once more from the facts
 /// code generation found (a safety net for users, not a fixpoint: if that
-/// generation disagrees again, it is a compile error too).
+/// generation disagrees again, it is a compile error too). `item` is the
+/// function's tokens, parsed again for that second generation (the first
+/// consumes `func`: the body is not cloned).
+#[allow(clippy::too_many_arguments)]
 fn generate(
-    func: &ItemFn,
+    func: ItemFn,
+    item: &TokenStream,
     cx: &Ctxt,
     mode: Remove,
     facts: Facts,
@@ -78,6 +91,7 @@ fn generate(
     strict: bool,
 ) -> ItemFn {
     let first_cx = Ctxt::default();
+    let name = func.sig.ident.clone();
     let (out, found) = lower_fn(func, &first_cx, mode, facts.clone(), places, tensor_params);
     // (A refused function is re-emitted as written: its facts are moot.)
     if found.same_as(&facts) || first_cx.has_errors() {
@@ -86,11 +100,18 @@ fn generate(
     }
     if strict {
         cx.internal(
-            &func.sig.ident,
+            &name,
             format!("its analysis pass found {facts:?}, code generation {found:?}"),
         );
         return out;
     }
+    let Ok(func) = syn::parse2::<ItemFn>(item.clone()) else {
+        cx.internal(
+            &name,
+            "the function did not parse a second time".to_string(),
+        );
+        return out;
+    };
     let mut merged = facts;
     merged.mutated.extend(found.mutated.iter());
     merged.meta.extend(found.meta.iter());
@@ -101,7 +122,7 @@ fn generate(
     let (out, again) = lower_fn(func, &retry_cx, mode, merged.clone(), places, tensor_params);
     if !again.same_as(&merged) && !retry_cx.has_errors() {
         retry_cx.internal(
-            &func.sig.ident,
+            &name,
             format!(
                 "two code generations disagree on {}",
                 merged.difference(&again).unwrap_or_default()
@@ -198,10 +219,27 @@ pub(crate) fn facts_and_output(
     let (places, tensor_params) = find_places(func);
     let analysis = crate::analysis::analyze(func, &places, &tensor_params);
     let cx = Ctxt::default();
-    let (_, found) = lower_fn(func, &cx, mode, analysis.clone(), &places, &tensor_params);
+    let (_, found) = lower_fn(
+        func.clone(),
+        &cx,
+        mode,
+        analysis.clone(),
+        &places,
+        &tensor_params,
+    );
     let cx = Ctxt::default();
     let used = facts.unwrap_or_else(|| analysis.clone());
-    let out = generate(func, &cx, mode, used, &places, &tensor_params, strict);
+    let tokens = func.to_token_stream();
+    let out = generate(
+        func.clone(),
+        &tokens,
+        &cx,
+        mode,
+        used,
+        &places,
+        &tensor_params,
+        strict,
+    );
     let errors = cx.take().iter().map(|e| e.to_string()).collect();
     (analysis, found, out, errors)
 }
@@ -216,7 +254,7 @@ fn with_errors(item: TokenStream, cx: &Ctxt) -> TokenStream {
 }
 
 fn lower_fn(
-    func: &ItemFn,
+    func: ItemFn,
     cx: &Ctxt,
     mode: Remove,
     facts: Facts,
@@ -228,7 +266,7 @@ fn lower_fn(
     lw.elide_syncs = crate::lower::without_closures(&func.block);
     lw.macro_names = crate::lower::macro_names(&func.block);
     lw.scopes.push();
-    let declared = crate::inputs::declare(func, tensor_params, places, &mut lw.scopes);
+    let declared = crate::inputs::declare(&func, tensor_params, places, &mut lw.scopes);
     let inputs = declared.tracked;
     lw.places = declared.places;
     // The runtime with the mode fixed (`rt::views` / `rt::copies`): the
@@ -274,10 +312,10 @@ fn lower_fn(
     }
     // Fields of struct parameters the body reads as tensors, against the
     // inputs it mutates.
-    let field_reads = crate::places::field_reads(&func.block, &struct_bases(func), places);
+    let bases = struct_bases(&func);
+    let field_reads = crate::places::field_reads(&func.block, &bases, places);
     // Compound-assigned fields left as written (numbers, as far as the
     // body shows): checked at compile time not to be tensors.
-    let bases = struct_bases(func);
     for (e, span) in crate::places::untracked_compounds(&func.block, &bases, places) {
         prologue.push(syn::parse_quote_spanned!(span => {
             #[allow(unused_imports)]
@@ -300,12 +338,11 @@ fn lower_fn(
             _ => quote!((#n, &#ident as &dyn __fz_rt::InputKey)),
         }
     };
-    let mutated_inputs: Vec<TokenStream> = inputs
-        .iter()
-        .filter(|(id, _, _)| tracked(*id))
-        .map(|(id, ident, kind)| entry(*id, ident, kind))
-        .collect();
-    if !field_reads.is_empty() && !mutated_inputs.is_empty() {
+    if !field_reads.is_empty() && any_tracked {
+        let mutated_inputs = inputs
+            .iter()
+            .filter(|(id, _, _)| tracked(*id))
+            .map(|(id, ident, kind)| entry(*id, ident, kind));
         let reads = field_reads.iter().map(|(key, e)| {
             quote!((#key, &{
                 #[allow(unused_imports)]
@@ -529,17 +566,19 @@ fn lower_fn(
     }
     lw.exit = exit.clone();
     lw.fn_tail = true;
-    // The output is the function with its body replaced: cloned once, with
-    // the body moved out of the clone (not cloned again) to be lowered.
-    let mut out = func.clone();
+    // The output is the function with its body replaced: the body is moved
+    // out (not cloned) to be lowered.
+    let mut out = func;
     let body = std::mem::take(&mut out.block.stmts);
+    // (The tail as written, read after the lowering: see below.)
+    let written_tail = match body.last() {
+        Some(Stmt::Expr(e, None)) => Some(e.clone()),
+        _ => None,
+    };
     let mut stmts = lw.lower_stmts(body);
     // Whether the tail, as written, moves an input (decided on the user's
     // code: the lowered tail is opaque tokens).
-    let tail_moves = match func.block.stmts.last() {
-        Some(Stmt::Expr(e, None)) => lw.moves_input(e),
-        _ => false,
-    };
+    let tail_moves = written_tail.is_some_and(|e| lw.moves_input(&e));
     match stmts.pop() {
         Some(Stmt::Expr(e, None)) if !matches!(e, syn::Expr::ForLoop(_) | syn::Expr::While(_)) => {
             let tail = lw.lower_tail(e, tail_moves);
