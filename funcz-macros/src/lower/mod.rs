@@ -21,6 +21,7 @@ use crate::ctxt::Ctxt;
 use crate::params::{Passing, is_tensor_type};
 use crate::scope::{Facts, Kind, Scopes, base_ident, base_state_ident, input_ident, state_ident};
 use access::{Access, Field, var_pair};
+use toks::Toks;
 
 /// Read-only `Tensor` methods that are not ops (queries): calling them is
 /// never a mutation.
@@ -131,9 +132,10 @@ fn meta_args(method: &Ident, args: &Args) -> TokenStream {
     if !AS_I64.contains(&method.to_string().as_str()) {
         return args.to_token_stream();
     }
-    let typed = args
-        .iter()
-        .map(|a| literal_i64(a).unwrap_or_else(|| a.to_token_stream()));
+    let typed = args.iter().map(|a| match literal_i64(a) {
+        Some(t) => t.into_token_stream(),
+        None => a.to_token_stream(),
+    });
     quote!(#(#typed),*)
 }
 
@@ -143,7 +145,7 @@ fn meta_args(method: &Ident, args: &Args) -> TokenStream {
 /// constructor call that converts them (`ViewMeta::narrow(0i64, i, 1i64)`),
 /// which is also what reports a wrong argument at the user's span. A
 /// variant is no call: cheaper to compile in an unoptimized build.
-fn view_meta(rt: &Ident, method: &Ident, args: &Args) -> TokenStream {
+fn view_meta(rt: &Ident, method: &Ident, args: &Args) -> Toks {
     // (method, variant, arity) of the variants that hold only `i64`s.
     const VARIANTS: &[(&str, &str, usize)] = &[
         ("narrow", "Narrow", 3),
@@ -163,19 +165,29 @@ fn view_meta(rt: &Ident, method: &Ident, args: &Args) -> TokenStream {
     {
         let variant = Ident::new(variant, method.span());
         if arity == 0 {
-            return quote!(#rt::ViewMeta::#variant);
+            return meta_path(rt).ident(variant);
         }
-        let typed: Option<Vec<TokenStream>> = args.iter().map(literal_i64).collect();
+        let typed: Option<Vec<Toks>> = args.iter().map(literal_i64).collect();
         if let Some(typed) = typed {
-            return quote!(#rt::ViewMeta::#variant(#(#typed),*));
+            return meta_path(rt).ident(variant).parens(quote!(#(#typed),*));
         }
     }
     let margs = meta_args(method, args);
-    quote!(#rt::ViewMeta::#method(#margs))
+    meta_path(rt).ident(method.clone()).parens(margs)
+}
+
+/// `__fz_rt::ViewMeta::`, as `quote!` writes it.
+fn meta_path(rt: &Ident) -> Toks {
+    let at = Span::call_site();
+    Toks::default()
+        .ident(rt.clone())
+        .path_sep(at)
+        .ident(Ident::new("ViewMeta", at))
+        .path_sep(at)
 }
 
 /// An integer literal argument (`2`, `-1`) as an `i64` literal.
-fn literal_i64(a: &Expr) -> Option<TokenStream> {
+fn literal_i64(a: &Expr) -> Option<Toks> {
     match a {
         Expr::Lit(l) if l.attrs.is_empty() => typed_int(&l.lit, false),
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) && u.attrs.is_empty() => match &*u.expr
@@ -189,7 +201,7 @@ fn literal_i64(a: &Expr) -> Option<TokenStream> {
 
 /// `lit` as an `i64` literal (negated if `neg`), if it is an unsuffixed
 /// integer literal whose value an `i32` holds.
-fn typed_int(lit: &syn::Lit, neg: bool) -> Option<TokenStream> {
+fn typed_int(lit: &syn::Lit, neg: bool) -> Option<Toks> {
     let syn::Lit::Int(i) = lit else { return None };
     if !i.suffix().is_empty() {
         return None;
@@ -199,7 +211,15 @@ fn typed_int(lit: &syn::Lit, neg: bool) -> Option<TokenStream> {
     i32::try_from(v).ok()?;
     let mut l = proc_macro2::Literal::i64_suffixed(v.abs());
     l.set_span(i.span());
-    Some(if neg { quote!(-#l) } else { quote!(#l) })
+    let t = Toks::default();
+    Some(
+        if neg {
+            t.punct('-', Span::call_site())
+        } else {
+            t
+        }
+        .literal(l),
+    )
 }
 
 /// One view applied on the way from a place to the mutated tensor.
@@ -578,10 +598,12 @@ fn parens(paren: Span, inner: impl ToTokens) -> proc_macro2::Group {
 /// then reports the user's line, as the original's does (see [`parens`]).
 /// Only the callee's path and parentheses are the user's; the arguments
 /// keep their own spans (the temporaries their mixed-site hygiene).
-fn rt_call(at: Span, name: &str, args: TokenStream) -> TokenStream {
-    let f = Ident::new(name, at);
-    let g = parens(at, args);
-    quote::quote_spanned!(at=> __fz_rt::#f #g)
+fn rt_call(at: Span, name: &str, args: TokenStream) -> Toks {
+    Toks::default()
+        .ident(Ident::new("__fz_rt", at))
+        .path_sep(at)
+        .ident(Ident::new(name, at))
+        .group(parens(at, args))
 }
 
 /// `__fz_rt::form::op(args)`, an in-place op in one call (`rt::on_var::add_(&mut
@@ -589,11 +611,15 @@ fn rt_call(at: Span, name: &str, args: TokenStream) -> TokenStream {
 /// target between two, which an unoptimized build compiles faster. The
 /// path is at the user's op and the parentheses are the user's (`paren`),
 /// so a panic in the `#[track_caller]` op reports the user's line.
-fn rt_op(form: &str, op: &Ident, paren: Span, args: TokenStream) -> TokenStream {
+fn rt_op(form: &str, op: &Ident, paren: Span, args: TokenStream) -> Toks {
     let at = op.span();
-    let form = Ident::new(form, at);
-    let g = parens(paren, args);
-    quote::quote_spanned!(at=> __fz_rt::#form::#op #g)
+    Toks::default()
+        .ident(Ident::new("__fz_rt", at))
+        .path_sep(at)
+        .ident(Ident::new(form, at))
+        .path_sep(at)
+        .ident(op.clone())
+        .group(parens(paren, args))
 }
 
 /// The bindings of `n` evaluated in-place op arguments.
@@ -804,6 +830,7 @@ mod opaque;
 pub(crate) mod resolve;
 mod stmts;
 mod target;
+mod toks;
 
 pub(crate) use current::without_closures;
 pub(crate) use macros::macro_names;

@@ -110,7 +110,7 @@ impl Lowerer<'_> {
                 if std::mem::replace(&mut self.added_mut, outer) {
                     for s in &mut out {
                         if let Stmt::Local(l) = s {
-                            l.attrs.push(syn::parse_quote!(#[allow(unused_mut)]));
+                            l.attrs.push(allow_unused_mut());
                         }
                     }
                 }
@@ -341,6 +341,7 @@ impl Lowerer<'_> {
                             let margs = meta_args(method, args);
                             let meta = quote!(#rt::MultiMeta::#method(#margs));
                             rt_call(method.span(), "multi_view", quote!(&#v, &#s, #meta))
+                                .into_token_stream()
                         }
                         None => quote!((#v, #s)),
                     };
@@ -579,4 +580,20 @@ pub(crate) fn unbraced(e: &Expr) -> Option<TokenStream> {
         }
     }
     last_semi.then_some(inner)
+}
+
+/// `#[allow(unused_mut)]`, built rather than parsed (parsing it was 7,000
+/// instructions of an unoptimized macro per `let`).
+fn allow_unused_mut() -> syn::Attribute {
+    let span = Span::call_site();
+    syn::Attribute {
+        pound_token: Token![#](span),
+        style: syn::AttrStyle::Outer,
+        bracket_token: syn::token::Bracket(span),
+        meta: syn::Meta::List(syn::MetaList {
+            path: Ident::new("allow", span).into(),
+            delimiter: syn::MacroDelimiter::Paren(syn::token::Paren(span)),
+            tokens: quote!(unused_mut),
+        }),
+    }
 }

@@ -287,7 +287,7 @@ impl Lowerer<'_> {
                     let margs = meta_args(method, args);
                     let meta = quote!(#rt::MultiMeta::#method(#margs));
                     let out = rt_call(method.span(), "multi_out", quote!(&#v, &#s, #meta, #index));
-                    quote!(#rt::Var::of_pair(#out))
+                    quote!(#rt::Var::of_pair(#out)).into()
                 }
             };
             stmts.push(pq!(let mut #nv = #var;));
