@@ -160,17 +160,17 @@ fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, crate::fast::HashSe
                 if let Pat::Ident(pi) = &*pt.pat
                     && params::classify(&pt.ty).is_some()
                 {
-                    tensors.insert(pi.ident.to_string());
+                    tensors.insert(crate::fast::text(&pi.ident));
                 } else if let Pat::Ident(pi) = &*pt.pat
                     && params::classify(&pt.ty).is_none()
                 {
-                    bases.insert(pi.ident.to_string());
+                    bases.insert(crate::fast::text(&pi.ident));
                     let by_mut = match &*pt.ty {
                         syn::Type::Reference(t) => t.mutability.is_some(),
                         _ => pi.mutability.is_some(),
                     };
                     if by_mut {
-                        mutable.insert(pi.ident.to_string());
+                        mutable.insert(crate::fast::text(&pi.ident));
                     }
                 }
             }
@@ -198,7 +198,7 @@ fn struct_bases(func: &ItemFn) -> crate::fast::HashSet<String> {
                     if params::classify(&pt.ty).is_none()
                         && params::reader_keys(quote!(x), &pt.ty).is_empty() =>
                 {
-                    Some(pi.ident.to_string())
+                    Some(crate::fast::text(&pi.ident))
                 }
                 _ => None,
             },
@@ -261,7 +261,7 @@ fn lower_fn(
     places: &[crate::places::Place],
     tensor_params: &crate::fast::HashSet<String>,
 ) -> (ItemFn, Facts) {
-    let name = func.sig.ident.to_string();
+    let name = crate::fast::text(&func.sig.ident);
     let mut lw = Lowerer::new(cx, mode, facts, name.clone());
     lw.elide_syncs = crate::lower::without_closures(&func.block);
     lw.macro_names = crate::lower::macro_names(&func.block);
@@ -306,7 +306,7 @@ fn lower_fn(
         {
             let ident = &pi.ident;
             for key in params::reader_keys(quote!(#ident), &pt.ty) {
-                readers.push((pi.ident.to_string(), key));
+                readers.push((crate::fast::text(&pi.ident), key));
             }
         }
     }
@@ -615,7 +615,7 @@ fn lower_fn(
     for arg in out.sig.inputs.iter_mut() {
         if let FnArg::Typed(pt) = arg
             && let Pat::Ident(pi) = &mut *pt.pat
-            && moved.contains(&pi.ident.to_string())
+            && moved.contains(&crate::fast::text(&pi.ident))
         {
             pi.mutability = None;
         }
@@ -654,7 +654,7 @@ fn assigned_elements(block: &syn::Block) -> crate::fast::HashSet<String> {
         fn note(&mut self, e: &syn::Expr) {
             match e {
                 syn::Expr::Path(p) if p.path.segments.len() == 1 => {
-                    self.0.insert(p.path.segments[0].ident.to_string());
+                    self.0.insert(crate::fast::text(&p.path.segments[0].ident));
                 }
                 e => {
                     if let Some((_, key)) = crate::places::place_key(e) {
@@ -693,7 +693,7 @@ fn assigned_elements(block: &syn::Block) -> crate::fast::HashSet<String> {
         // `xs.swap(0, 1)`, `xs.push(t)`: positions may no longer name the
         // caller's tensors (see `rt::reordered`).
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            if !crate::lower::COLL_READS.contains(&m.method.to_string().as_str()) {
+            if !crate::lower::COLL_READS.contains(&crate::fast::text(&m.method).as_str()) {
                 self.note(&m.receiver);
             }
             for a in &m.args {

@@ -76,13 +76,13 @@ pub(crate) fn untracked_compounds(
                 let start = chain_start(&init.expr);
                 if start.indexed || start.saw_view {
                     self.elements
-                        .push((pi.ident.to_string(), start.expr.clone()));
+                        .push((crate::fast::text(&pi.ident), start.expr.clone()));
                 }
             }
             bind_after_init(self, l);
         }
         fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.rebound.insert(p.ident.to_string());
+            self.rebound.insert(crate::fast::text(&p.ident));
             visit::visit_pat_ident(self, p);
         }
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
@@ -149,7 +149,7 @@ pub(crate) fn field_reads(
     }
     impl<'ast> Visit<'ast> for Scan<'_> {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            if op_kind(&m.method.to_string()).is_some() {
+            if op_kind(&crate::fast::text(&m.method)).is_some() {
                 let start = chain_start(&m.receiver);
                 self.note(start.expr);
             }
@@ -167,7 +167,7 @@ pub(crate) fn field_reads(
             bind_after_init(self, l);
         }
         fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
-            self.rebound.insert(p.ident.to_string());
+            self.rebound.insert(crate::fast::text(&p.ident));
             visit::visit_pat_ident(self, p);
         }
         fn visit_item(&mut self, _i: &'ast syn::Item) {}

@@ -61,7 +61,7 @@ pub(crate) fn place_key(e: &Expr) -> Option<(String, String)> {
                         && p.path.segments.len() == 1
                         && p.path.segments[0].arguments.is_empty() =>
                 {
-                    let b = p.path.segments[0].ident.to_string();
+                    let b = crate::fast::text(&p.path.segments[0].ident);
                     (b.clone(), b)
                 }
                 _ => return None,
@@ -87,7 +87,8 @@ fn next_link(mut e: &Expr) -> Option<*const syn::ExprMethodCall> {
     loop {
         match e {
             Expr::MethodCall(m) => {
-                return op_kind(&m.method.to_string()).map(|_| m as *const syn::ExprMethodCall);
+                return op_kind(&crate::fast::text(&m.method))
+                    .map(|_| m as *const syn::ExprMethodCall);
             }
             Expr::Paren(p) => e = &p.expr,
             Expr::Group(g) => e = &g.expr,
@@ -114,7 +115,7 @@ pub(crate) fn chain_start(mut e: &Expr) -> Start<'_> {
     let mut indexed = false;
     loop {
         match e {
-            Expr::MethodCall(m) => match op_kind(&m.method.to_string()) {
+            Expr::MethodCall(m) => match op_kind(&crate::fast::text(&m.method)) {
                 Some(OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. }) => {
                     saw_view = true;
                     indexed = false;
@@ -163,7 +164,7 @@ pub(crate) fn loop_elements<'a>(pat: &'a syn::Pat, e: &'a Expr, out: &mut Vec<(S
     match e {
         Expr::Reference(r) => loop_elements(pat, &r.expr, out),
         Expr::Paren(p) => loop_elements(pat, &p.expr, out),
-        Expr::MethodCall(m) => match m.method.to_string().as_str() {
+        Expr::MethodCall(m) => match crate::fast::text(&m.method).as_str() {
             "iter" | "iter_mut" | "into_iter" => loop_elements(pat, &m.receiver, out),
             "enumerate" => {
                 if let syn::Pat::Tuple(t) = pat
@@ -186,7 +187,7 @@ pub(crate) fn loop_elements<'a>(pat: &'a syn::Pat, e: &'a Expr, out: &mut Vec<(S
         },
         Expr::Field(_) => {
             if let syn::Pat::Ident(pi) = pat {
-                out.push((pi.ident.to_string(), e));
+                out.push((crate::fast::text(&pi.ident), e));
             }
         }
         _ => {}
@@ -196,7 +197,7 @@ pub(crate) fn loop_elements<'a>(pat: &'a syn::Pat, e: &'a Expr, out: &mut Vec<(S
 pub(crate) fn single_ident(e: &Expr) -> Option<String> {
     match e {
         Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
-            Some(p.path.segments[0].ident.to_string())
+            Some(crate::fast::text(&p.path.segments[0].ident))
         }
         _ => None,
     }
@@ -234,7 +235,7 @@ pub(crate) fn find(
     }
     impl<'ast> Visit<'ast> for Scan {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            let kind = op_kind(&m.method.to_string());
+            let kind = op_kind(&crate::fast::text(&m.method));
             if kind.is_some() {
                 // The links of one chain share its start: found once, at
                 // the outermost link, and handed down (a scan from every
@@ -254,7 +255,7 @@ pub(crate) fn find(
                 ) {
                     self.mutated.push((start.clone(), indexed));
                 }
-                let name = m.method.to_string();
+                let name = crate::fast::text(&m.method);
                 if !number_method(&name, m.args.len()) {
                     self.tensor_uses.insert(text.clone());
                 }
@@ -276,13 +277,13 @@ pub(crate) fn find(
                 if let syn::Pat::Ident(pi) = &l.pat
                     && tensor_valued(&init.expr, &self.tensors)
                 {
-                    self.tensors.insert(pi.ident.to_string());
+                    self.tensors.insert(crate::fast::text(&pi.ident));
                 }
                 let start = chain_start(&init.expr);
                 let name = match &l.pat {
-                    syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+                    syn::Pat::Ident(pi) => Some(crate::fast::text(&pi.ident)),
                     syn::Pat::Type(pt) => match &*pt.pat {
-                        syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+                        syn::Pat::Ident(pi) => Some(crate::fast::text(&pi.ident)),
                         _ => None,
                     },
                     _ => None,
@@ -300,7 +301,7 @@ pub(crate) fn find(
             let start = chain_start(&f.expr);
             if let (true, syn::Pat::Ident(pi)) = (start.saw_view, &*f.pat) {
                 self.view_lets
-                    .push((pi.ident.to_string(), start.expr.clone(), false));
+                    .push((crate::fast::text(&pi.ident), start.expr.clone(), false));
             }
             let mut elements = Vec::new();
             loop_elements(&f.pat, &f.expr, &mut elements);
@@ -501,7 +502,7 @@ fn tensor_valued(e: &Expr, tensors: &HashSet<String>) -> bool {
             .is_some_and(|i| tensors.contains(&i.to_string())),
         Expr::Binary(b) => tensor_valued(&b.left, tensors) || tensor_valued(&b.right, tensors),
         Expr::MethodCall(m) => {
-            op_kind(&m.method.to_string()).is_some() && tensor_valued(&m.receiver, tensors)
+            op_kind(&crate::fast::text(&m.method)).is_some() && tensor_valued(&m.receiver, tensors)
         }
         _ => false,
     }

@@ -160,7 +160,7 @@ impl Scopes {
 
     pub fn declare(&mut self, ident: &Ident, kind: Kind) -> usize {
         let id = self.bindings.len();
-        self.declared.push((ident.to_string(), kind.clone()));
+        self.declared.push((crate::fast::text(ident), kind.clone()));
         self.bindings.push(Binding {
             ident: ident.clone(),
             kind,
@@ -179,7 +179,7 @@ impl Scopes {
         if self.stack.is_empty() {
             self.push();
         }
-        let name = ident.to_string();
+        let name = crate::fast::text(ident);
         self.names
             .entry(name.clone())
             .or_default()

@@ -34,7 +34,7 @@ impl Analyzer<'_> {
                 self.inplace_parts(&b.left, std::iter::once(&*b.right));
             }
             Expr::MethodCall(m) => {
-                let name = m.method.to_string();
+                let name = crate::fast::text(&m.method);
                 let kind = optable::lookup(&name).map(|i| i.kind);
                 let opaque = kind.is_none()
                     && !QUERIES.contains(&name.as_str())
@@ -90,7 +90,7 @@ impl Analyzer<'_> {
     }
 
     pub(super) fn inplace_any(&mut self, m: &ExprMethodCall) {
-        match optable::lookup(&m.method.to_string()).map(|i| i.kind) {
+        match optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind) {
             Some(OpKind::Inplace { .. }) => self.inplace_parts(&m.receiver, m.args.iter()),
             Some(OpKind::InplaceView { .. }) => self.meta(m),
             Some(OpKind::Resize) => self.resize(m),
@@ -163,32 +163,34 @@ impl Analyzer<'_> {
                 }
                 _ => None,
             },
-            Expr::MethodCall(m) => match optable::lookup(&m.method.to_string()).map(|i| i.kind) {
-                Some(OpKind::View { .. } | OpKind::MaybeView { .. }) => {
-                    let inner = self.target(&m.receiver)?;
-                    return Some(match inner {
-                        Found::Place(id, _) => {
-                            for a in &m.args {
-                                self.visit_expr(a);
+            Expr::MethodCall(m) => {
+                match optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind) {
+                    Some(OpKind::View { .. } | OpKind::MaybeView { .. }) => {
+                        let inner = self.target(&m.receiver)?;
+                        return Some(match inner {
+                            Found::Place(id, _) => {
+                                for a in &m.args {
+                                    self.visit_expr(a);
+                                }
+                                Found::Place(id, true)
                             }
-                            Found::Place(id, true)
-                        }
-                        other => other,
-                    });
+                            other => other,
+                        });
+                    }
+                    Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. }) => {
+                        self.inplace_any(m);
+                        return self.target(peel_inplace(&m.receiver));
+                    }
+                    _ => None,
                 }
-                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. }) => {
-                    self.inplace_any(m);
-                    return self.target(peel_inplace(&m.receiver));
-                }
-                _ => None,
-            },
+            }
             _ => None,
         };
         first.or_else(|| {
             if let Expr::Index(ix) = e
                 && let Expr::MethodCall(m) = &*ix.expr
                 && matches!(
-                    optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                    optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                     Some(OpKind::MultiView { .. })
                 )
                 && let Some(Found::Place(id, _)) = self.target(&m.receiver)
@@ -209,7 +211,7 @@ impl Analyzer<'_> {
         let (multi, inner) = match e {
             Expr::MethodCall(m)
                 if matches!(
-                    optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                    optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                     Some(OpKind::MultiView { .. })
                 ) =>
             {
@@ -218,7 +220,7 @@ impl Analyzer<'_> {
             _ => (None, e),
         };
         let is_view = matches!(inner, Expr::MethodCall(m) if matches!(
-            optable::lookup(&m.method.to_string()).map(|i| i.kind),
+            optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
             Some(OpKind::View { .. } | OpKind::MaybeView { .. })
         ));
         if multi.is_none() && !is_view && !matches!(inner, Expr::Index(_)) {

@@ -167,7 +167,7 @@ pub(super) fn inplace_call(e: &Expr) -> Option<&ExprMethodCall> {
     match e {
         Expr::MethodCall(m)
             if matches!(
-                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                 Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize)
             ) =>
         {

@@ -57,7 +57,7 @@ pub(crate) fn var_pair(value: &Access, state: &Access) -> Option<Ident> {
     match (value, state) {
         (Access::Field(v, Field::Value), Access::Field(s, Field::State)) => {
             // (Two texts asked of the compiler, once a pair is found.)
-            (v.to_string() == s.to_string()).then(|| v.clone())
+            (crate::fast::text(v) == crate::fast::text(s)).then(|| v.clone())
         }
         _ => None,
     }

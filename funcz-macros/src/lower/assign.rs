@@ -107,7 +107,8 @@ impl Lowerer<'_> {
                     for (b, binding) in self.scopes.bindings.iter().enumerate() {
                         let of_root = matches!(binding.kind,
                             Kind::Alias { root } | Kind::Multi { root } if root == id);
-                        let visible = self.scopes.lookup(&binding.ident.to_string()) == Some(b);
+                        let visible =
+                            self.scopes.lookup(&crate::fast::text(&binding.ident)) == Some(b);
                         if of_root
                             && visible
                             && let Some(stmt) = self.sync_stmt(b)

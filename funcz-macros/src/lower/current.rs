@@ -99,7 +99,7 @@ impl Lowerer<'_> {
             Kind::Alias { root } => *root,
             _ => return,
         };
-        if self.scopes.lookup(&name.to_string()) == Some(*a)
+        if self.scopes.lookup(&crate::fast::text(name)) == Some(*a)
             && self.has_state(*a)
             && mutated == [root]
         {
@@ -165,7 +165,7 @@ fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usi
     let texts: Vec<Option<String>> = tokens
         .iter()
         .map(|t| match t {
-            TokenTree::Ident(i) => Some(i.to_string()),
+            TokenTree::Ident(i) => Some(crate::fast::text(i)),
             _ => None,
         })
         .collect();
@@ -202,7 +202,7 @@ fn find_names(ts: TokenStream, names: &[(usize, Names)], named: &mut HashSet<usi
                     k > 0 && matches!(&tokens[k - 1], TokenTree::Punct(p) if p.as_char() == '!');
                 if macro_args {
                     all_names(g.stream(), &mut |i| {
-                        let text = i.to_string();
+                        let text = crate::fast::text(i);
                         for (id, ns) in names {
                             if ns
                                 .values
@@ -266,7 +266,7 @@ pub(super) fn inplace_on(stmt: &Stmt) -> Option<&Ident> {
         return None;
     };
     let inplace = matches!(
-        optable::lookup(&m.method.to_string()).map(|i| i.kind),
+        optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
         Some(OpKind::Inplace { .. })
     );
     match &*m.receiver {
@@ -291,7 +291,7 @@ pub(super) fn is_view_let(stmt: &Stmt) -> bool {
     let mut links = 0;
     while let Expr::MethodCall(m) = e {
         let view = matches!(
-            optable::lookup(&m.method.to_string()).map(|i| i.kind),
+            optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
             Some(OpKind::View { .. })
         );
         if !view || m.turbofish.is_some() || !m.args.iter().all(plain_arg) {

@@ -81,7 +81,7 @@ impl Lowerer<'_> {
         // element is a fresh tensor.
         let fresh_tuple = matches!(&expr, Expr::MethodCall(m)
             if matches!(
-                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                 Some(OpKind::Functional)
             ) && self.is_tensor_expr(&m.receiver));
         let Pat::Tuple(pt) = &mut local.pat else {

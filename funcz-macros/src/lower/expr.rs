@@ -150,7 +150,7 @@ impl Lowerer<'_> {
                 }
             }
             Expr::MethodCall(m) => {
-                let name = m.method.to_string();
+                let name = crate::fast::text(&m.method);
                 let kind = optable::lookup(&name).map(|i| i.kind);
                 // The view chain under a reduction is only read: in copies
                 // mode it may be served by the view itself (see below).
@@ -222,7 +222,7 @@ impl Lowerer<'_> {
                             // On a view (a `*_copy` in copies mode): the
                             // method may mutate it (written back if so).
                             || (matches!(&*m.receiver, Expr::MethodCall(r) if matches!(
-                                    optable::lookup(&r.method.to_string()).map(|i| i.kind),
+                                    optable::lookup(&crate::fast::text(&r.method)).map(|i| i.kind),
                                     Some(OpKind::View { .. } | OpKind::MaybeView { .. })
                                 ))
                                 && self.is_tensor_expr(&m.receiver))) =>
@@ -363,7 +363,7 @@ impl Lowerer<'_> {
         // `r` of `let r = &x;` reads `(&x)`.
         let via_ref = match &*e {
             Expr::Path(p) if p.path.segments.len() == 1 => {
-                let name = p.path.segments[0].ident.to_string();
+                let name = crate::fast::text(&p.path.segments[0].ident);
                 self.scopes.is_ref_name(&name).then_some(name)
             }
             _ => None,
@@ -418,7 +418,7 @@ impl Lowerer<'_> {
 /// of its receiver) that a reduction may read as a view in copies mode.
 fn is_read_view(e: &Expr) -> bool {
     matches!(e, Expr::MethodCall(m) if m.method != "as_strided" && matches!(
-        optable::lookup(&m.method.to_string()).map(|i| i.kind),
+        optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
         Some(OpKind::View { .. } | OpKind::MaybeView { .. })
     ))
 }
@@ -428,7 +428,7 @@ fn is_read_view(e: &Expr) -> bool {
 fn operand_name(e: &Expr) -> Option<String> {
     match e {
         Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
-            Some(p.path.segments[0].ident.to_string())
+            Some(crate::fast::text(&p.path.segments[0].ident))
         }
         Expr::Reference(r) => operand_name(&r.expr),
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => operand_name(&u.expr),

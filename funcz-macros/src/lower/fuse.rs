@@ -94,7 +94,7 @@ impl Lowerer<'_> {
             Expr::Index(i) => self.independent(&i.expr, root) && self.independent(&i.index, root),
             Expr::MethodCall(m) => {
                 let pure = matches!(
-                    optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                    optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                     Some(OpKind::Functional | OpKind::View { .. } | OpKind::MaybeView { .. })
                 );
                 pure && m.turbofish.is_none()
@@ -198,7 +198,7 @@ fn kernel(run: &[Stmt]) -> Option<TokenStream> {
     let mut operands = Vec::new();
     for (i, stmt) in run.iter().enumerate() {
         let (_, m) = fusible_stmt(stmt)?;
-        let name = m.method.to_string();
+        let name = crate::fast::text(&m.method);
         let &(_, f, n) = optable::KERNELS.iter().find(|(op, _, _)| *op == name)?;
         let f = tmp(f);
         let args: Vec<Ident> = (0..n)
@@ -272,6 +272,6 @@ fn fusible_stmt(stmt: &Stmt) -> Option<(&Ident, &syn::ExprMethodCall)> {
     let ok = m.attrs.is_empty()
         && m.turbofish.is_none()
         && p.attrs.is_empty()
-        && optable::FUSIBLE.contains(&m.method.to_string().as_str());
+        && optable::FUSIBLE.contains(&crate::fast::text(&m.method).as_str());
     ok.then_some((name, m))
 }

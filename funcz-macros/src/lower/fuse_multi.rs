@@ -198,7 +198,7 @@ impl Lowerer<'_> {
                 {
                     return false;
                 }
-                let name = pi.ident.to_string();
+                let name = crate::fast::text(&pi.ident);
                 if plan.temps.iter().any(|(n, _)| *n == name)
                     || plan
                         .roots
@@ -262,7 +262,7 @@ impl Lowerer<'_> {
                     if !m.attrs.is_empty() || m.turbofish.is_some() {
                         return false;
                     }
-                    let name = m.method.to_string();
+                    let name = crate::fast::text(&m.method);
                     let Some(&(_, f, n, np)) = MULTI_OPS.iter().find(|(op, ..)| *op == name) else {
                         return false;
                     };

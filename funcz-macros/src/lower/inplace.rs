@@ -17,7 +17,7 @@ impl Lowerer<'_> {
             Expr::Paren(p) => return self.try_inplace(&p.expr, want),
             _ => return None,
         };
-        let name = m.method.to_string();
+        let name = crate::fast::text(&m.method);
         let info = optable::lookup(&name)?;
         match info.kind {
             OpKind::Inplace { functional } => Some(self.lower_inplace(m, functional, want)),
@@ -45,7 +45,7 @@ impl Lowerer<'_> {
         want: Want,
     ) -> Expr {
         let rt = rt();
-        let op = m.method.to_string();
+        let op = crate::fast::text(&m.method);
         let fname = Ident::new(functional, m.method.span());
         let paren = m.paren_token.span.join();
         let root = self.receiver_root(&m.receiver);

@@ -456,7 +456,7 @@ fn mentions_any(tokens: TokenStream, places: &[&Access]) -> bool {
     for p in places {
         match p {
             // (The field's name is not a variable: as in `mentions`.)
-            Access::Field(v, _) | Access::Name(v) => want.push(v.to_string()),
+            Access::Field(v, _) | Access::Name(v) => want.push(crate::fast::text(v)),
             Access::Tokens(ts) => idents(ts.clone(), &mut want, false),
         }
     }
@@ -478,7 +478,7 @@ fn idents(ts: TokenStream, out: &mut Vec<String>, fields: bool) {
     let mut after_dot = false;
     for t in ts {
         match &t {
-            TokenTree::Ident(i) if fields || !after_dot => out.push(i.to_string()),
+            TokenTree::Ident(i) if fields || !after_dot => out.push(crate::fast::text(i)),
             TokenTree::Group(g) => idents(g.stream(), out, fields),
             _ => {}
         }
@@ -634,7 +634,7 @@ pub(crate) fn peel_inplace(e: &Expr) -> &Expr {
         Expr::Paren(p) => peel_inplace(&p.expr),
         Expr::MethodCall(m)
             if matches!(
-                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                 Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. })
             ) =>
         {
@@ -743,7 +743,7 @@ fn format_captures(fmt: &str) -> Vec<String> {
 /// view op or an in-place op of the op table.
 fn passes_storage(m: &syn::ExprMethodCall) -> bool {
     matches!(
-        optable::lookup(&m.method.to_string()).map(|i| i.kind),
+        optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
         Some(
             OpKind::View { .. }
                 | OpKind::MaybeView { .. }
@@ -885,7 +885,7 @@ pub(crate) fn pat_idents(pat: &Pat) -> Vec<Ident> {
 /// Whether `e` is a call of a view op (`View` or `MaybeView` in the table).
 pub(crate) fn is_view_call(e: &Expr) -> bool {
     matches!(e, Expr::MethodCall(m) if matches!(
-        optable::lookup(&m.method.to_string()).map(|i| i.kind),
+        optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
         Some(OpKind::View { .. } | OpKind::MaybeView { .. })
     ))
 }

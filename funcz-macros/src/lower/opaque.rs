@@ -82,16 +82,16 @@ impl Lowerer<'_> {
             && let Some(id) = self.binding_of(&m.receiver)
             && matches!(self.scopes.kind(id), Kind::Coll { .. })
             && self.facts.mutated.contains(&id)
-            && !COLL_READS.contains(&m.method.to_string().as_str())
+            && !COLL_READS.contains(&crate::fast::text(&m.method).as_str())
         {
             let v = self.value(id);
             // (Appending leaves the caller's tensors where they are.)
             let appends = ["push", "extend", "extend_from_slice", "append"]
-                .contains(&m.method.to_string().as_str());
+                .contains(&crate::fast::text(&m.method).as_str());
             if self.replaced.contains(&id) && !appends {
                 let input = input_ident(id);
                 let replaced = crate::scope::replaced_ident(id);
-                let (coll, method) = (self.shown(id), m.method.to_string());
+                let (coll, method) = (self.shown(id), crate::fast::text(&m.method));
                 Some((
                     Some(pq!(#rt::check_reorder(&#input[..], &#v[..], #coll, #method);)),
                     pq!(#rt::reordered(&mut #v[..], &mut #replaced);),
@@ -494,7 +494,7 @@ fn view_name(view: &Expr) -> String {
     let mut cur = view;
     let mut methods = Vec::new();
     while let Expr::MethodCall(m) = cur {
-        methods.push(m.method.to_string());
+        methods.push(crate::fast::text(&m.method));
         cur = &m.receiver;
     }
     let mut out = cur.to_token_stream().to_string().replace(' ', "");

@@ -69,7 +69,7 @@ pub(crate) fn read_only_macro(mac: &syn::Macro) -> bool {
     mac.path
         .segments
         .last()
-        .is_some_and(|s| READ_ONLY_MACROS.contains(&s.ident.to_string().as_str()))
+        .is_some_and(|s| READ_ONLY_MACROS.contains(&crate::fast::text(&s.ident).as_str()))
 }
 
 pub(crate) trait Resolve {
@@ -94,7 +94,7 @@ pub(crate) trait Resolve {
         let mut cur = e;
         while let Expr::MethodCall(m) = cur
             && matches!(
-                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                 Some(OpKind::Inplace { .. })
             )
         {
@@ -135,7 +135,8 @@ pub(crate) trait Resolve {
                     && p.path.segments.len() == 1
                     && p.path.leading_colon.is_none() =>
             {
-                self.scopes().lookup(&p.path.segments[0].ident.to_string())
+                self.scopes()
+                    .lookup(&crate::fast::text(&p.path.segments[0].ident))
             }
             Expr::Paren(p) => self.binding_of(&p.expr),
             Expr::Group(g) => self.binding_of(&g.expr),
@@ -199,7 +200,7 @@ pub(crate) trait Resolve {
                 _ => false,
             },
             Expr::MethodCall(m) => {
-                let name = m.method.to_string();
+                let name = crate::fast::text(&m.method);
                 match optable::lookup(&name) {
                     Some(info) => {
                         !matches!(info.kind, OpKind::MultiView { .. } | OpKind::Autograd)
@@ -220,7 +221,7 @@ pub(crate) trait Resolve {
                 let id = self.binding_of(e)?;
                 matches!(self.scopes().kind(id), Kind::Coll { .. }).then_some(IterShape::Coll(id))
             }
-            Expr::MethodCall(m) => match m.method.to_string().as_str() {
+            Expr::MethodCall(m) => match crate::fast::text(&m.method).as_str() {
                 "iter" | "iter_mut" | "into_iter" => self.iter_shape(&m.receiver),
                 "enumerate" => Some(IterShape::Enumerate(Box::new(
                     self.iter_shape(&m.receiver)?,
@@ -280,7 +281,7 @@ pub(crate) trait Resolve {
     fn elem_alias_coll(&self, e: &Expr) -> Option<usize> {
         let aliasing = self.is_inplace_call(e)
             || matches!(e, Expr::MethodCall(m) if matches!(
-                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                 Some(OpKind::View { .. } | OpKind::MaybeView { .. } | OpKind::MultiView { .. })
             ));
         self.elem_coll(e).filter(|_| aliasing)
@@ -306,7 +307,7 @@ pub(crate) trait Resolve {
                 // (`[x.mul_(0.5).unsqueeze(0)]` stores a view of `x`).
                 Expr::MethodCall(m)
                     if passes_storage(m)
-                        || optable::lookup(&m.method.to_string())
+                        || optable::lookup(&crate::fast::text(&m.method))
                             .is_some_and(|i| i.kind == OpKind::Resize) =>
                 {
                     saw_view = true;
@@ -329,7 +330,7 @@ pub(crate) trait Resolve {
     fn is_inplace_call(&self, e: &Expr) -> bool {
         match e {
             Expr::MethodCall(m) => matches!(
-                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                 Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. } | OpKind::Resize)
             ),
             Expr::Paren(p) => self.is_inplace_call(&p.expr),
@@ -433,7 +434,7 @@ pub(crate) trait Resolve {
             let id = self.binding_of(inner).filter(|&id| tracked(id))?;
             // `let w = &v;` then `helper(w)` passes `v` by reference too.
             let ref_name = matches!(inner, Expr::Path(p) if p.path.segments.len() == 1
-                && self.scopes().is_ref_name(&p.path.segments[0].ident.to_string()));
+                && self.scopes().is_ref_name(&crate::fast::text(&p.path.segments[0].ident)));
             let borrowed = matches!(a, Expr::Reference(_))
                 || ref_name
                 || matches!(
@@ -535,7 +536,7 @@ pub(crate) trait Resolve {
         // `let w = &v;` then `helper(w)`: a reference, not a move.
         if self
             .scopes()
-            .is_ref_name(&p.path.segments[0].ident.to_string())
+            .is_ref_name(&crate::fast::text(&p.path.segments[0].ident))
         {
             return None;
         }
@@ -588,7 +589,7 @@ pub(crate) trait Resolve {
                 }
                 if let Expr::MethodCall(m) = &*ix.expr
                     && matches!(
-                        optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                        optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                         Some(OpKind::MultiView { .. })
                     )
                     && let Receiver::Place(id) = self.classify_receiver(&m.receiver)
@@ -597,21 +598,23 @@ pub(crate) trait Resolve {
                 }
                 self.made(recv)
             }
-            Expr::MethodCall(m) => match optable::lookup(&m.method.to_string()).map(|i| i.kind) {
-                Some(OpKind::View { .. } | OpKind::MaybeView { .. }) => {
-                    match self.classify_receiver(&m.receiver) {
-                        Receiver::Untracked | Receiver::Made => self.made(recv),
-                        other => other,
+            Expr::MethodCall(m) => {
+                match optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind) {
+                    Some(OpKind::View { .. } | OpKind::MaybeView { .. }) => {
+                        match self.classify_receiver(&m.receiver) {
+                            Receiver::Untracked | Receiver::Made => self.made(recv),
+                            other => other,
+                        }
                     }
-                }
-                Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. }) => {
-                    match self.classify_receiver(peel_inplace(&m.receiver)) {
-                        Receiver::Untracked | Receiver::Made => self.made(recv),
-                        other => other,
+                    Some(OpKind::Inplace { .. } | OpKind::InplaceView { .. }) => {
+                        match self.classify_receiver(peel_inplace(&m.receiver)) {
+                            Receiver::Untracked | Receiver::Made => self.made(recv),
+                            other => other,
+                        }
                     }
+                    _ => self.made(recv),
                 }
-                _ => self.made(recv),
-            },
+            }
             _ => self.made(recv),
         }
     }
@@ -662,7 +665,7 @@ pub(crate) fn stores_only(e: &Expr) -> bool {
                 .path
                 .segments
                 .iter()
-                .map(|s| s.ident.to_string())
+                .map(|s| crate::fast::text(&s.ident))
                 .collect();
             match segs.as_slice() {
                 [.., last] if last.starts_with(|c: char| c.is_uppercase()) => true,
@@ -672,7 +675,7 @@ pub(crate) fn stores_only(e: &Expr) -> bool {
                 _ => false,
             }
         }
-        Expr::MethodCall(m) => STORING_METHODS.contains(&m.method.to_string().as_str()),
+        Expr::MethodCall(m) => STORING_METHODS.contains(&crate::fast::text(&m.method).as_str()),
         _ => false,
     }
 }

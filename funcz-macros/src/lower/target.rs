@@ -57,7 +57,7 @@ impl Lowerer<'_> {
         let (mut multi, inner) = match e {
             Expr::MethodCall(m)
                 if matches!(
-                    optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                    optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                     Some(OpKind::MultiView { .. })
                 ) =>
             {
@@ -67,7 +67,7 @@ impl Lowerer<'_> {
         };
         let is_view = |e: &Expr| {
             matches!(e, Expr::MethodCall(m) if matches!(
-                optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                 Some(OpKind::View { .. } | OpKind::MaybeView { .. })
             ))
         };
@@ -169,7 +169,7 @@ impl Lowerer<'_> {
                 _ => None,
             },
             Expr::MethodCall(m) => {
-                let kind = optable::lookup(&m.method.to_string()).map(|i| i.kind);
+                let kind = optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind);
                 match kind {
                     Some(OpKind::View { .. } | OpKind::MaybeView { .. }) => {
                         let inner = self.target(&m.receiver)?;
@@ -224,7 +224,7 @@ impl Lowerer<'_> {
             if let Expr::Index(ix) = e
                 && let Expr::MethodCall(m) = &*ix.expr
                 && matches!(
-                    optable::lookup(&m.method.to_string()).map(|i| i.kind),
+                    optable::lookup(&crate::fast::text(&m.method)).map(|i| i.kind),
                     Some(OpKind::MultiView { .. })
                 )
                 && let Some(Target::Place {
