@@ -137,6 +137,19 @@ fn generate(
 /// `self`, tracked like tensor inputs, and the parameters the body uses as
 /// tensors.
 fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, crate::fast::HashSet<String>) {
+    let (bases, mutable, tensors) = signature_bases(func);
+    let (mut places, params) = crate::places::find(&func.block, &bases, &tensors);
+    for p in &mut places {
+        p.mutable = mutable.contains(&p.base);
+    }
+    (places, params)
+}
+
+/// The names a field place may start from (`self` and the parameters not
+/// classified as tensors), those of them passed mutably, and the tensor
+/// parameters.
+type Names = crate::fast::HashSet<String>;
+pub(crate) fn signature_bases(func: &ItemFn) -> (Names, Names, Names) {
     let mut bases: crate::fast::HashSet<String> = crate::fast::HashSet::default();
     let mut mutable: crate::fast::HashSet<String> = crate::fast::HashSet::default();
     let mut tensors: crate::fast::HashSet<String> = crate::fast::HashSet::default();
@@ -176,11 +189,7 @@ fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, crate::fast::HashSe
             }
         }
     }
-    let (mut places, params) = crate::places::find(&func.block, &bases, &tensors);
-    for p in &mut places {
-        p.mutable = mutable.contains(&p.base);
-    }
-    (places, params)
+    (bases, mutable, tensors)
 }
 
 /// The parameters (and `self`) whose fields are checked as field reads:

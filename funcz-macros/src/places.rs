@@ -215,6 +215,84 @@ pub(crate) fn find(
     bases: &HashSet<String>,
     tensors: &HashSet<String>,
 ) -> (Vec<Place>, HashSet<String>) {
+    if !uses_a_base(block, bases) {
+        return (Vec::new(), HashSet::default());
+    }
+    find_all(block, bases, tensors)
+}
+
+/// Whether the body uses a base as a place may start: as the root of a
+/// method call's receiver, of a field, of an index, of a reference, of a
+/// compound assignment or of a `for` loop's expression (the root found
+/// through all of these, parentheses and unary operators). Every place and
+/// parameter [`find`] returns starts so (a chain's start is such a root,
+/// and so is what a `let` or a loop variable views), so without one it
+/// returns nothing, and the scan is skipped: `n: usize` used as `0..n` or
+/// `n % 4`. (The scan costs an unoptimized macro half a million
+/// instructions per function.)
+pub(crate) fn uses_a_base(block: &Block, bases: &HashSet<String>) -> bool {
+    struct Uses<'b> {
+        bases: &'b HashSet<String>,
+        found: bool,
+    }
+    impl Uses<'_> {
+        fn root(&mut self, mut e: &Expr) {
+            loop {
+                e = match e {
+                    Expr::Paren(p) => &p.expr,
+                    Expr::Group(g) => &g.expr,
+                    Expr::Reference(r) => &r.expr,
+                    Expr::Unary(u) => &u.expr,
+                    Expr::Field(f) => &f.base,
+                    Expr::Index(i) => &i.expr,
+                    Expr::MethodCall(m) => &m.receiver,
+                    Expr::Path(p) => {
+                        if let Some(seg) = p.path.segments.first()
+                            && self.bases.contains(&crate::fast::text(&seg.ident))
+                        {
+                            self.found = true;
+                        }
+                        return;
+                    }
+                    _ => return,
+                };
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Uses<'_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            if self.found {
+                return;
+            }
+            match e {
+                Expr::MethodCall(m) => self.root(&m.receiver),
+                Expr::Field(f) => self.root(&f.base),
+                Expr::Index(i) => self.root(&i.expr),
+                Expr::Reference(r) => self.root(&r.expr),
+                Expr::ForLoop(f) => self.root(&f.expr),
+                Expr::Binary(b) if crate::lower::is_compound(&b.op) => self.root(&b.left),
+                _ => {}
+            }
+            visit::visit_expr(self, e);
+        }
+    }
+    if bases.is_empty() {
+        return false;
+    }
+    let mut uses = Uses {
+        bases,
+        found: false,
+    };
+    uses.visit_block(block);
+    uses.found
+}
+
+/// [`find`] without the check that the body uses a base.
+pub(crate) fn find_all(
+    block: &Block,
+    bases: &HashSet<String>,
+    tensors: &HashSet<String>,
+) -> (Vec<Place>, HashSet<String>) {
     struct Scan {
         /// The tensor parameters (`g: &Tensor`), and the locals bound to
         /// a tensor of them (`let u = &g * lr;`) so far.

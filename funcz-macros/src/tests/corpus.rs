@@ -51,6 +51,11 @@ pub(super) const CORPUS: &[&str] = &[
     "fn f(x: &Tensor) -> Tensor { { x.add_(1.0) } }",
     "fn f(x: &Tensor) { let y: Tensor = helper(x); y.add_(1.0); }",
     "fn f(x: &Tensor, i: usize) -> f32 { x.select(0, i).add_(1.0).sum().item() }",
+    // A parameter of a type the macro cannot see, proven a tensor by a
+    // mutation through a reference to it or by a compound assignment.
+    "fn f(x: &mut Mat, w: &Tensor) { let r = &x; r.add_(w); }",
+    "fn f(x: &mut Mat, w: &Tensor) { *x -= w; }",
+    "fn f(x: &mut Mat, w: &Tensor) { let v = &mut x[0]; v.add_(w); }",
     "const fn f() -> u8 { 3 }",
     "unsafe fn f(p: *const u8) -> u8 { *p }",
     "extern \"C\" fn f(x: i32) -> i32 { x }",

@@ -1,6 +1,7 @@
 //! Unit tests of the expander (snapshots, errors, never-panic corpus).
 
 mod analysis;
+mod base_precheck;
 mod corpus;
 mod diag_coverage;
 mod fast;
