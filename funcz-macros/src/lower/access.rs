@@ -22,6 +22,16 @@ pub(crate) enum Field {
     State,
 }
 
+impl Field {
+    /// The field's name.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Field::Value => "value",
+            Field::State => "state",
+        }
+    }
+}
+
 /// A binding's value or state as generated code names it.
 #[derive(Clone)]
 pub(crate) enum Access {
@@ -39,11 +49,7 @@ impl ToTokens for Access {
             Access::Field(var, field) => {
                 tokens.append(var.clone());
                 tokens.append(Punct::new('.', Spacing::Alone));
-                let name = match field {
-                    Field::Value => "value",
-                    Field::State => "state",
-                };
-                tokens.append(Ident::new(name, Span::call_site()));
+                tokens.append(Ident::new(field.name(), Span::call_site()));
             }
             Access::Name(name) => tokens.append(name.clone()),
             Access::Tokens(ts) => ts.to_tokens(tokens),

@@ -389,8 +389,8 @@ impl Lowerer<'_> {
             // untracked, the field's borrow).
             Kind::Coll { .. } if matches!(e, Expr::Field(_)) => *e = pq!(#ident),
             Kind::Root { input: Some(p), .. } if self.tracked_root(id) => match p {
-                Passing::Ref => *e = parse_quote_spanned_ref(&ident, self.var(id).span(), false),
-                Passing::RefMut => *e = parse_quote_spanned_ref(&ident, self.var(id).span(), true),
+                Passing::Ref => *e = reference_to(&ident, self.var(id).span(), false),
+                Passing::RefMut => *e = reference_to(&ident, self.var(id).span(), true),
                 Passing::Value => *e = pq!(#ident),
             },
             Kind::Root { input: None, .. } if self.has_state(id) => *e = pq!(#ident),
