@@ -130,6 +130,9 @@ impl Lowerer<'_> {
                 // An alias commits into its root; views of a root place
                 // commit into the place itself.
                 let new = tmp("__fz_new");
+                // The one call of a one-call form, when it is the last
+                // statement (see `single_call`).
+                let mut one: Option<Toks> = None;
                 // Views made in this statement: the runtime also handles the
                 // copies `reshape` & co. make (in the place, or in between).
                 match self.commit_root_of(&place) {
@@ -180,6 +183,7 @@ impl Lowerer<'_> {
                             };
                             let call = rt_op(form, method, paren, quote!(#target, #meta, #args));
                             stmts.push(pq!(#call;));
+                            one = Some(call);
                         } else if one_call(&op) {
                             // One call and the op (`rt::InPlaceWindow`).
                             let window = match var_pair(&pv, &ps) {
@@ -230,6 +234,7 @@ impl Lowerer<'_> {
                                     let target = quote!(&mut #x, &mut #a, #args);
                                     let call = rt_op("on_alias", method, paren, target);
                                     stmts.push(pq!(#call;));
+                                    one = Some(call);
                                 }
                                 (Some(x), Some(a)) => {
                                     stmts.push(pq!(#rt::own_alias_vars(&#x, &mut #a);));
@@ -297,7 +302,7 @@ impl Lowerer<'_> {
                             (#(#names,)*) => { #(#stmts)* #tail }
                         }
                     }),
-                    None if tail.is_none() => pq!({ #(#stmts)* }),
+                    None if tail.is_none() => single_call(stmts, one),
                     None => pq!({ #(#stmts)* #tail }),
                 }
             }
@@ -368,8 +373,6 @@ impl Lowerer<'_> {
     ) -> Expr {
         let rt = rt();
         let mut stmts = prelude;
-        let ca = parens(paren, args);
-        let new = tmp("__fz_new");
         let index_tmp = tmp("__fz_index");
         let (value, state): (Access, Option<Access>) = match place {
             Place::Var(id) => {
@@ -387,17 +390,6 @@ impl Lowerer<'_> {
             }
         };
         let inplace = Ident::new(op, f.span());
-        // The test: an input's buffer may be updated in place while the
-        // caller's tensor is its only other handle (see `rt::Tracked::input`).
-        let test: Stmt = match (place, &state) {
-            (_, Some(s)) => pq!(#rt::can_donate_root(&#value, &#s)),
-            (Place::Index(id, _), None) if self.is_input_coll(*id) => {
-                let caller = input_ident(*id);
-                let coll = self.shown(*id);
-                pq!(#rt::can_update_element(&#value, #caller.get(#index_tmp), #op, #coll))
-            }
-            _ => pq!(#rt::can_donate(&#value)),
-        };
         let input_elem = matches!(place, Place::Index(id, _) if self.is_input_coll(*id));
         let arg_tokens = args.to_token_stream();
         let names_value = mentions_any(arg_tokens.clone(), &[&value]);
@@ -416,10 +408,15 @@ impl Lowerer<'_> {
                 (None, _) => ("on_value", quote!(&mut #value)),
             };
             let call = rt_op(form, &inplace, paren, quote!(#target, #args));
+            if matches!(want, Want::Nothing) {
+                stmts.push(pq!(#call;));
+                return single_call(stmts, Some(call));
+            }
             stmts.push(pq!(#call;));
         } else if !names_value {
             // The value made private if it is shared, then the user's own
             // call (see `rt::own_root`); its commit names the functional op.
+            let ca = parens(paren, args);
             stmts.push(match (place, &state) {
                 (_, Some(_)) if var.is_some() => {
                     let x = var.as_ref().expect("checked");
@@ -440,6 +437,19 @@ impl Lowerer<'_> {
                 (None, _) => pq!(#rt::donated(&mut #value);),
             });
         } else {
+            // The test: an input's buffer may be updated in place while the
+            // caller's tensor is its only other handle (see
+            // `rt::Tracked::input`).
+            let test: Stmt = match (place, &state) {
+                (_, Some(s)) => pq!(#rt::can_donate_root(&#value, &#s)),
+                (Place::Index(id, _), None) if self.is_input_coll(*id) => {
+                    let caller = input_ident(*id);
+                    let coll = self.shown(*id);
+                    pq!(#rt::can_update_element(&#value, #caller.get(#index_tmp), #op, #coll))
+                }
+                _ => pq!(#rt::can_donate(&#value)),
+            };
+            let new = tmp("__fz_new");
             stmts.push(donating_update(
                 args,
                 paren,
@@ -639,4 +649,15 @@ fn effect_free(e: &Expr) -> bool {
 /// the methods of `rt::InPlace` and `rt::InPlaceWindow`).
 fn one_call(op: &str) -> bool {
     optable::INPLACE_TARGET_OPS.contains(&op)
+}
+
+/// `{ stmts }`, or, when its one statement is the call `one` (a one-call
+/// form, which returns `()`), that call: the statement it lowers is then
+/// `call;`, with no block of its own to take apart again (see
+/// `stmts::unbraced`) or to cost an unoptimized build a scope.
+fn single_call(stmts: Vec<Stmt>, one: Option<Toks>) -> Expr {
+    match one {
+        Some(call) if stmts.len() == 1 => pq!(#call),
+        _ => pq!({ #(#stmts)* }),
+    }
 }
