@@ -1817,3 +1817,137 @@ fn regress_a_call_given_a_list_field_that_replaces_an_element_leaves_the_callers
     assert_eq!(run(regress_field_f), want);
     assert_eq!(run(regress_field_fv), want);
 }
+
+// A loop variable over a collection input's elements given to a call that
+// replaces the element (`for t in l.xs.iter_mut() { replace_scaled(t) }`),
+// found by the generator (seed 6170, program 1628, 2026-11-29): the call
+// was not compared, and the exit wrote the new element's value into the
+// caller's old tensor. Now the slot the loop variable's address names is
+// retired as for `helper(&mut xs[i])`.
+fn replace_scaled(t: &mut Tensor) {
+    *t = t.mul(10.0);
+}
+variants!(regress_loop_field, regress_loop_field_f, regress_loop_field_fv; fn (l: &mut Slots) -> Tensor {
+    l.xs[0].add_(1.0);
+    for t in l.xs.iter_mut() {
+        replace_scaled(t);
+    }
+    l.xs[0].add_(1.0);
+    l.xs[1].clone()
+});
+variants!(regress_loop_slice, regress_loop_slice_f, regress_loop_slice_fv; fn (xs: &mut [Tensor], gs: &[Tensor]) {
+    for (t, g) in xs.iter_mut().zip(gs.iter()) {
+        t.sub_(g);
+        if t.sum().item() > 2.5 {
+            replace_scaled(&mut *t);
+        }
+        t.add_(1.0);
+    }
+});
+
+#[test]
+fn regress_a_call_that_replaces_a_loop_variables_element_leaves_the_callers_tensor_as_the_original()
+{
+    let run = |f: fn(&mut Slots) -> Tensor| {
+        let a = Tensor::from_vec(vec![1.0f32], &[1]);
+        let b = Tensor::from_vec(vec![3.0f32], &[1]);
+        let kept = (a.shallow_clone(), b.shallow_clone());
+        let mut l = Slots { xs: vec![a, b] };
+        let out = f(&mut l);
+        let now: Vec<Vec<f32>> = l.xs.iter().map(|t| t.to_vec()).collect();
+        (kept.0.to_vec(), kept.1.to_vec(), now, out.to_vec())
+    };
+    let want = run(regress_loop_field);
+    // The caller's old tensors keep what they had when replaced; its list
+    // holds the new ones.
+    assert_eq!(
+        want,
+        (
+            vec![2.0],
+            vec![3.0],
+            vec![vec![21.0], vec![30.0]],
+            vec![30.0]
+        )
+    );
+    assert_eq!(run(regress_loop_field_f), want);
+    assert_eq!(run(regress_loop_field_fv), want);
+
+    let run = |f: fn(&mut [Tensor], &[Tensor])| {
+        let mut xs: Vec<Tensor> = [1.0f32, 4.0, 2.0]
+            .into_iter()
+            .map(|v| Tensor::from_vec(vec![v], &[1]))
+            .collect();
+        let kept: Vec<Tensor> = xs.iter().map(|t| t.shallow_clone()).collect();
+        let gs = [0.5f32, 0.5, 0.5].map(|v| Tensor::from_vec(vec![v], &[1]));
+        f(&mut xs, &gs);
+        let kept: Vec<Vec<f32>> = kept.iter().map(|t| t.to_vec()).collect();
+        let now: Vec<Vec<f32>> = xs.iter().map(|t| t.to_vec()).collect();
+        (kept, now)
+    };
+    let want = run(regress_loop_slice);
+    // Only the middle element (3.5 after `sub_`) is replaced: its caller's
+    // tensor keeps 3.5; the others are updated in place.
+    assert_eq!(
+        want,
+        (
+            vec![vec![1.5], vec![3.5], vec![2.5]],
+            vec![vec![1.5], vec![36.0], vec![2.5]]
+        )
+    );
+    assert_eq!(run(regress_loop_slice_f), want);
+    assert_eq!(run(regress_loop_slice_fv), want);
+}
+
+// The same through a method the macro does not know, on the loop variable
+// (`t.reset()`) or on an element (`xs[1].reset()`), which may replace
+// `*self`: both wrote the new value into the caller's old tensor too.
+pub trait Reset {
+    fn reset(&mut self);
+}
+impl Reset for Tensor {
+    fn reset(&mut self) {
+        *self = self.mul(10.0);
+    }
+}
+variants!(regress_loop_recv, regress_loop_recv_f, regress_loop_recv_fv; fn (xs: &mut [Tensor]) {
+    xs[0].add_(1.0);
+    for t in xs.iter_mut() {
+        t.reset();
+    }
+    xs[1].add_(1.0);
+});
+variants!(regress_slot_recv, regress_slot_recv_f, regress_slot_recv_fv; fn (xs: &mut [Tensor]) {
+    xs[0].add_(1.0);
+    xs[1].reset();
+    xs[1].add_(1.0);
+});
+
+#[test]
+fn regress_a_method_that_replaces_self_on_a_loop_variable_or_an_element_leaves_the_callers_tensor_as_the_original()
+ {
+    let run = |f: fn(&mut [Tensor])| {
+        let mut xs: Vec<Tensor> = [1.0f32, 2.0]
+            .into_iter()
+            .map(|v| Tensor::from_vec(vec![v], &[1]))
+            .collect();
+        let kept: Vec<Tensor> = xs.iter().map(|t| t.shallow_clone()).collect();
+        f(&mut xs);
+        let kept: Vec<Vec<f32>> = kept.iter().map(|t| t.to_vec()).collect();
+        let now: Vec<Vec<f32>> = xs.iter().map(|t| t.to_vec()).collect();
+        (kept, now)
+    };
+    let want = run(regress_loop_recv);
+    assert_eq!(
+        want,
+        (vec![vec![2.0], vec![2.0]], vec![vec![20.0], vec![21.0]])
+    );
+    assert_eq!(run(regress_loop_recv_f), want);
+    assert_eq!(run(regress_loop_recv_fv), want);
+    let want = run(regress_slot_recv);
+    assert_eq!(
+        want,
+        (vec![vec![2.0], vec![2.0]], vec![vec![2.0], vec![21.0]])
+    );
+    assert_eq!(run(regress_slot_recv_f), want);
+    assert_eq!(run(regress_slot_recv_fv), want);
+}

@@ -3068,6 +3068,13 @@ impl Gen {
                 let Some(p) = self.pick_place(true) else {
                     return;
                 };
+                // An element may replace itself instead (a new tensor in
+                // its slot, through a loop variable or an index:
+                // `regress_a_method_that_replaces_self_on_a_loop_variable_or_an_element_leaves_the_callers_tensor_as_the_original`).
+                if p.elem && p.mutref.is_some() && self.rng.chance(30) {
+                    self.line(&format!("{}.reset_scaled();", p.recv));
+                    return;
+                }
                 // Sometimes on a view of the place: a `*_copy` in copies
                 // mode, whose mutation must still reach the place (it was
                 // lost before the fix of `unknown_method_on_a_temporary_view`).

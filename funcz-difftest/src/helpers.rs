@@ -138,12 +138,19 @@ pub fn double(t: &Tensor) -> Tensor {
 pub trait HelperExt {
     /// Adds 1 in place.
     fn bump(&self);
+    /// Replaces itself with a new tensor, 1.5 times itself (`*self = ..`).
+    fn reset_scaled(&mut self);
 }
 
 impl HelperExt for Tensor {
     fn bump(&self) {
         untraced(|| {
             self.add_(1.0);
+        });
+    }
+    fn reset_scaled(&mut self) {
+        untraced(|| {
+            *self = self.mul(1.5);
         });
     }
 }

@@ -699,11 +699,30 @@ fn assigned_elements(block: &syn::Block) -> crate::fast::HashSet<String> {
             }
             syn::visit::visit_expr_call(self, c);
         }
+        // `for t in xs.iter_mut() { helper(t) }`: the call may replace the
+        // element the loop variable refers to (as `helper(&mut xs[i])`).
+        fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+            let mut vars = Vec::new();
+            pattern_idents(&f.pat, &mut vars);
+            if !vars.is_empty() && passes_any(&f.body, &vars) {
+                iterated_collections(&f.expr, &mut |e| self.note(e));
+            }
+            syn::visit::visit_expr_for_loop(self, f);
+        }
         // `xs.swap(0, 1)`, `xs.push(t)`: positions may no longer name the
         // caller's tensors (see `rt::reordered`).
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            if !crate::lower::COLL_READS.contains(&crate::fast::text(&m.method).as_str()) {
+            let method = crate::fast::text(&m.method);
+            if !crate::lower::COLL_READS.contains(&method.as_str()) {
                 self.note(&m.receiver);
+            }
+            // `xs[i].reset()`: a method the macro does not know may replace
+            // the element (`*self = ..`), as `helper(&mut xs[i])` may.
+            if let syn::Expr::Index(ix) = &*m.receiver
+                && funcz_optable::lookup(&method).is_none()
+                && !crate::lower::QUERIES.contains(&method.as_str())
+            {
+                self.note(&ix.expr);
             }
             for a in &m.args {
                 if let Some(coll) = passed_mutably(a) {
@@ -716,4 +735,76 @@ fn assigned_elements(block: &syn::Block) -> crate::fast::HashSet<String> {
     let mut scan = Scan(crate::fast::HashSet::default());
     syn::visit::Visit::visit_block(&mut scan, block);
     scan.0
+}
+
+/// The names a `for` loop's pattern binds (`t`, `(p, g)`, `(i, t)`).
+fn pattern_idents(p: &Pat, out: &mut Vec<String>) {
+    match p {
+        Pat::Ident(pi) => out.push(crate::fast::text(&pi.ident)),
+        Pat::Tuple(t) => t.elems.iter().for_each(|e| pattern_idents(e, out)),
+        Pat::Paren(pp) => pattern_idents(&pp.pat, out),
+        _ => {}
+    }
+}
+
+/// Whether `body` gives one of `vars` to a call as an argument (`f(t)`,
+/// `f(&mut *t)`, `x.m(&mut t)`) or as the receiver of a method the macro
+/// does not know (`t.reset()`), where the call may replace what it
+/// refers to.
+fn passes_any(body: &syn::Block, vars: &[String]) -> bool {
+    struct Passes<'v>(&'v [String], bool);
+    impl Passes<'_> {
+        fn arg(&mut self, a: &syn::Expr) {
+            let mut e = a;
+            loop {
+                e = match e {
+                    syn::Expr::Reference(r) => &r.expr,
+                    syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &u.expr,
+                    syn::Expr::Paren(p) => &p.expr,
+                    _ => break,
+                };
+            }
+            if let syn::Expr::Path(p) = e
+                && let Some(i) = p.path.get_ident()
+                && self.0.contains(&crate::fast::text(i))
+            {
+                self.1 = true;
+            }
+        }
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Passes<'_> {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            c.args.iter().for_each(|a| self.arg(a));
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            m.args.iter().for_each(|a| self.arg(a));
+            // `t.reset()`: a method the macro does not know.
+            let method = crate::fast::text(&m.method);
+            if funcz_optable::lookup(&method).is_none()
+                && !crate::lower::QUERIES.contains(&method.as_str())
+            {
+                self.arg(&m.receiver);
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut p = Passes(vars, false);
+    syn::visit::Visit::visit_block(&mut p, body);
+    p.1
+}
+
+/// The collections a loop's expression walks: `xs` of `xs.iter_mut()`,
+/// `&mut xs`, `xs.iter_mut().zip(ys.iter_mut())`, `s.m.iter_mut()`.
+fn iterated_collections(e: &syn::Expr, note: &mut dyn FnMut(&syn::Expr)) {
+    match e {
+        syn::Expr::MethodCall(m) => {
+            iterated_collections(&m.receiver, note);
+            m.args.iter().for_each(|a| iterated_collections(a, note));
+        }
+        syn::Expr::Reference(r) => iterated_collections(&r.expr, note),
+        syn::Expr::Paren(p) => iterated_collections(&p.expr, note),
+        syn::Expr::Call(c) => c.args.iter().for_each(|a| iterated_collections(a, note)),
+        other => note(other),
+    }
 }

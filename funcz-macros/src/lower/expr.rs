@@ -219,6 +219,9 @@ impl Lowerer<'_> {
                         && (self.binding_of(&m.receiver).is_some()
                             || matches!(&*m.receiver, Expr::Index(ix) if self.binding_of(&ix.expr)
                                 .is_some_and(|id| matches!(self.scopes.kind(id), Kind::Multi { .. })))
+                            // On an element of a collection input whose
+                            // slots are tracked: the method may replace it.
+                            || self.slot_of(&m.receiver).is_some()
                             // On a view (a `*_copy` in copies mode): the
                             // method may mutate it (written back if so).
                             || (matches!(&*m.receiver, Expr::MethodCall(r) if matches!(

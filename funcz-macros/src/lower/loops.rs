@@ -72,6 +72,7 @@ impl Lowerer<'_> {
         // Loops over collections of tensors: the loop variables are elements.
         let shape = self.iter_shape(&f.expr);
         let mut expr = (*f.expr).clone();
+        let first = self.scopes.bindings.len();
         if let Some(shape) = &shape {
             self.converted.clear();
             self.mutable_iter(&mut expr, shape);
@@ -85,7 +86,24 @@ impl Lowerer<'_> {
             self.declare_other(&f.pat);
         }
         self.visit_block_mut(&mut f.body);
+        // The collections whose elements an opaque call in the body was
+        // given through a loop variable: their addresses, taken before the
+        // loop borrows them, name the slot a replaced element sat in.
+        let bases: Vec<Stmt> = (first..self.scopes.bindings.len())
+            .filter(|b| self.loop_bases_used.contains(b))
+            .filter_map(|b| match self.scopes.kind(b) {
+                Kind::ElemRef { coll } => {
+                    let (base, v) = (elem_base_ident(b), self.value(*coll));
+                    Some(pq!(let #base = #rt::slots_at(&#v[..]);))
+                }
+                _ => None,
+            })
+            .collect();
         self.scopes.pop();
+        if !bases.is_empty() {
+            let lowered = std::mem::replace(e, Expr::Verbatim(TokenStream::new()));
+            *e = pq!({ #(#bases)* #lowered });
+        }
     }
 
     /// Makes iteration over mutated collections yield `&mut` elements of
@@ -129,6 +147,10 @@ impl Lowerer<'_> {
                 let b = self.scopes.declare(&pi.ident, Kind::ElemRef { coll: *id });
                 if self.converted.contains(id) {
                     self.shared_elems.push(b);
+                } else if self.facts.mutated.contains(id) {
+                    // (`iter_mut()` of a collection with handles of its
+                    // own: an element a call replaces is one of those.)
+                    self.loop_elems.insert(b);
                 }
             }
             (Pat::Tuple(t), IterShape::Enumerate(inner)) if t.elems.len() == 2 => {
@@ -148,4 +170,10 @@ impl Lowerer<'_> {
             (p, _) => self.declare_other(p),
         }
     }
+}
+
+/// The address of the collection a loop variable `b` walks, taken before
+/// the loop (see `Lowerer::lower_for`).
+pub(super) fn elem_base_ident(b: usize) -> Ident {
+    format_ident!("__fz_elem_base_{}", b, span = Span::mixed_site())
 }

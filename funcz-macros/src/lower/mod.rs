@@ -296,6 +296,12 @@ pub(crate) struct Lowerer<'a> {
     /// Loop variables over such a collection: `&Tensor` in the original, so
     /// read as `&*t`.
     shared_elems: Vec<usize>,
+    /// Loop variables over a collection's elements (`t` of `for t in
+    /// xs.iter_mut()`), and those of them an opaque call is given, whose
+    /// loop then takes the collection's address first (see
+    /// `rt::element_index`).
+    loop_elems: crate::fast::IdSet,
+    loop_bases_used: crate::fast::IdSet,
     /// Set while the function's own block is lowered: its tail expression
     /// is a returned value (see `eager_output`).
     pub(crate) fn_tail: bool,
@@ -411,6 +417,8 @@ impl<'a> Lowerer<'a> {
             elem_aliases: Vec::new(),
             converted: Vec::new(),
             shared_elems: Vec::new(),
+            loop_elems: Default::default(),
+            loop_bases_used: Default::default(),
             fn_tail: false,
             read_only: false,
         }

@@ -351,6 +351,25 @@ impl Lowerer<'_> {
                         after.push(pq!(if #watched { #lowered; }));
                     }
                     *m.receiver = pq!(#t);
+                } else if let Some((b, coll)) = self.loop_elem_arg(&recv) {
+                    // `t.reset()` of `for t in xs.iter_mut()`: a method the
+                    // macro does not know may replace `*self` (see the
+                    // argument `t` below).
+                    let rt = rt();
+                    let t = self.scopes.ident(b).clone();
+                    let base = super::loops::elem_base_ident(b);
+                    let k = format_ident!("__fz_slot_recv", span = Span::mixed_site());
+                    before.push(pq!(let #k: usize = #rt::element_index(#base, &*#t);));
+                    self.slot_watch(coll, &k, pq!((*#t)), before, after);
+                    self.loop_bases_used.insert(b);
+                } else if let Some((coll, mut index)) = self.slot_of(&recv) {
+                    // `xs[i].reset()`: likewise, for the slot `i` names.
+                    let k = format_ident!("__fz_slot_recv", span = Span::mixed_site());
+                    self.visit_expr_mut(&mut index);
+                    before.push(pq!(let #k: usize = #index;));
+                    let v = self.value(coll);
+                    self.slot_watch(coll, &k, pq!(#v[#k]), before, after);
+                    *m.receiver = pq!(#v[#k]);
                 } else {
                     self.visit_expr_mut(&mut m.receiver);
                 }
@@ -412,6 +431,29 @@ impl Lowerer<'_> {
                     after.push(pq!(#rt::replaced_by_call(#input.get(#k_id), #h, &#v[#k_id], &mut #replaced, #k_id);));
                     *a = pq!(&mut #v[#k_id]);
                 }
+                // `t` of `for t in xs.iter_mut()` (or `&mut *t`, `&mut t`)
+                // of a collection input: the call may replace the element
+                // (`*t = ..`); if it did, the slot its address names is
+                // handed the new tensor at the exit, as for `&mut xs[i]`.
+                _ if self.loop_elem_arg(a).is_some() => {
+                    let (b, coll) = self.loop_elem_arg(a).expect("checked");
+                    let rt = rt();
+                    let (k_id, h) = (
+                        format_ident!("__fz_slot_arg_{}", k, span = Span::mixed_site()),
+                        format_ident!("__fz_slot_before_{}", k, span = Span::mixed_site()),
+                    );
+                    let t = self.scopes.ident(b).clone();
+                    let base = super::loops::elem_base_ident(b);
+                    let (input, replaced) = (input_ident(coll), crate::scope::replaced_ident(coll));
+                    before.push(pq!(let #k_id: usize = #rt::element_index(#base, &*#t);));
+                    before.push(pq!(let #h = #rt::handle(&*#t);));
+                    after.push(pq!(#rt::replaced_by_call(#input.get(#k_id), #h, &*#t, &mut #replaced, #k_id);));
+                    self.loop_bases_used.insert(b);
+                    // (Reborrowed: the watch reads `t` after the call.)
+                    if matches!(a, Expr::Path(_)) {
+                        *a = pq!(&mut *#t);
+                    }
+                }
                 // A tracked tensor moved into the call: the call gets
                 // another handle of it, so the function keeps its own for
                 // the write-back and the watch (`opaque_call`).
@@ -434,14 +476,61 @@ impl Lowerer<'_> {
 impl Lowerer<'_> {
     /// `&mut xs[i]` of a collection input whose slots may be replaced:
     /// (the collection, the index expression).
+    /// A loop variable over a tracked collection input's elements, given
+    /// to a call so that it may replace the element: `t`, `&mut *t` or
+    /// `&mut t` (the binding and its collection).
+    fn loop_elem_arg(&self, a: &Expr) -> Option<(usize, usize)> {
+        let path = match a {
+            Expr::Path(_) => a,
+            Expr::Reference(r) if r.mutability.is_some() => match &*r.expr {
+                Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &*u.expr,
+                e => e,
+            },
+            _ => return None,
+        };
+        let Expr::Path(p) = path else { return None };
+        if p.qself.is_some() || p.path.segments.len() != 1 {
+            return None;
+        }
+        let b = self.binding_of(path)?;
+        let Kind::ElemRef { coll } = self.scopes.kind(b) else {
+            return None;
+        };
+        (self.loop_elems.contains(&b) && self.is_input_coll(*coll) && self.replaced.contains(coll))
+            .then_some((b, *coll))
+    }
+
     fn slot_arg(&self, a: &Expr) -> Option<(usize, Expr)> {
         let Expr::Reference(r) = a else { return None };
-        let Expr::Index(ix) = &*r.expr else {
+        r.mutability.is_some().then(|| self.slot_of(&r.expr))?
+    }
+
+    /// `xs[i]` of a collection input whose slots are tracked: the
+    /// collection and the index.
+    pub(super) fn slot_of(&self, e: &Expr) -> Option<(usize, Expr)> {
+        let Expr::Index(ix) = e else {
             return None;
         };
         let id = self.binding_of(&ix.expr)?;
-        (r.mutability.is_some() && self.is_input_coll(id) && self.replaced.contains(&id))
-            .then(|| (id, (*ix.index).clone()))
+        (self.is_input_coll(id) && self.replaced.contains(&id)).then(|| (id, (*ix.index).clone()))
+    }
+
+    /// Around a call that may replace the element `elem` in slot `k` of
+    /// the collection input `coll`: its handle before, and after, the
+    /// slot retired if the element is another (`rt::replaced_by_call`).
+    fn slot_watch(
+        &self,
+        coll: usize,
+        k: &Ident,
+        elem: Expr,
+        before: &mut Vec<Stmt>,
+        after: &mut Vec<Stmt>,
+    ) {
+        let rt = rt();
+        let h = format_ident!("__fz_slot_recv_before", span = Span::mixed_site());
+        let (input, replaced) = (input_ident(coll), crate::scope::replaced_ident(coll));
+        before.push(pq!(let #h = #rt::handle(&#elem);));
+        after.push(pq!(#rt::replaced_by_call(#input.get(#k), #h, &#elem, &mut #replaced, #k);));
     }
 
     /// Whether a handle an opaque call keeps on `id`'s storage must panic

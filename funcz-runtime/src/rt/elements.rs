@@ -183,6 +183,39 @@ pub fn replaced_by_call<T: Element>(
     }
 }
 
+/// Where a collection's slots are: the address of the first and their
+/// number, taken before a loop over its elements (`for t in
+/// xs.iter_mut()`), for [`element_index`].
+///
+/// ```
+/// use funcz_runtime::{Tensor, rt};
+/// let xs = vec![Tensor::<f32>::zeros(&[1]), Tensor::zeros(&[1])];
+/// let at = rt::slots_at(&xs);
+/// assert_eq!(rt::element_index(at, &xs[1]), 1);
+/// ```
+pub fn slots_at<T: Element>(elements: &[Tensor<T>]) -> (usize, usize) {
+    (elements.as_ptr().addr(), elements.len())
+}
+
+/// The position of the slot `element` refers to, in the collection whose
+/// slots are `at` ([`slots_at`]): a loop variable's index, which `for t
+/// in xs.iter_mut()` does not name. (An address, not a search: the loop
+/// holds the collection borrowed.)
+///
+/// Panics, naming the macro, if `element` is not one of those slots.
+#[track_caller]
+pub fn element_index<T: Element>(at: (usize, usize), element: &Tensor<T>) -> usize {
+    let (base, len) = at;
+    let size = std::mem::size_of::<Tensor<T>>();
+    let offset = (element as *const Tensor<T>).addr().wrapping_sub(base);
+    let k = offset / size;
+    assert!(
+        offset % size == 0 && k < len,
+        "funcz: internal error of #[functionalize]: a loop variable is not an element of its collection"
+    );
+    k
+}
+
 /// Handles to the elements of a collection input, taken before a call the
 /// macro cannot see is given the collection mutably (`helper(xs)`,
 /// `mem::swap(&mut xs, ..)`), for [`replaced_by_call_all`].

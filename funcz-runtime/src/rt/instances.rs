@@ -77,6 +77,8 @@ fn unoptimized() -> Vec<*const ()> {
         own_element,
         reordered,
         replaced_by_call,
+        slots_at,
+        element_index,
         retire_slot,
         write_back_kept,
         multi_out,

@@ -51,8 +51,9 @@ mod window;
 pub use chain::{replay, writeback};
 pub use donate::{can_donate, can_donate_alias, can_donate_elem, can_donate_root, donated};
 pub use elements::{
-    Replaced, can_update_element, check_reorder, own_element, reordered, replaced_by_call,
-    replaced_by_call_all, retire_slot, slots, write_back_kept, write_back_slots,
+    Replaced, can_update_element, check_reorder, element_index, own_element, reordered,
+    replaced_by_call, replaced_by_call_all, retire_slot, slots, slots_at, write_back_kept,
+    write_back_slots,
 };
 pub use exit::{Exit, is_exit, multi_out, resized};
 pub use fuse::{
