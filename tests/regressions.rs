@@ -1951,3 +1951,58 @@ fn regress_a_method_that_replaces_self_on_a_loop_variable_or_an_element_leaves_t
     assert_eq!(run(regress_slot_recv_f), want);
     assert_eq!(run(regress_slot_recv_fv), want);
 }
+
+// An in-place op on a view chain with a step that may copy (`flatten` of
+// a permuted view), whose argument mutates the root through a helper
+// (`v.flatten().add_(bump(x))`), found by the generator (seed 6172,
+// program 1970, 2026-11-29): the argument was evaluated before the chain
+// (to let the views see its change), so the copy saw the bump the
+// original's copy, made first, does not. Now such a chain is made first,
+// as the original makes it.
+fn bump_all(t: &Tensor) -> f32 {
+    t.add_(1.0);
+    0.5
+}
+variants!(regress_copy_step, regress_copy_step_f, regress_copy_step_fv; fn (x: &Tensor) -> Tensor {
+    let v = x.narrow(0, 0, 2).permute([1, 0]);
+    v.flatten().add_(bump_all(x))
+});
+variants!(regress_view_step, regress_view_step_f, regress_view_step_fv; fn (x: &Tensor) -> Tensor {
+    let v = x.narrow(0, 0, 2);
+    v.flatten().add_(bump_all(x))
+});
+
+#[test]
+fn regress_an_argument_that_mutates_the_root_runs_after_a_chain_step_that_may_copy() {
+    let run = |f: fn(&Tensor) -> Tensor| {
+        let x = iota(&[3, 2]);
+        let out = f(&x);
+        (out.to_vec(), x.to_vec())
+    };
+    for (o, fs) in [
+        (
+            regress_copy_step as fn(&Tensor) -> Tensor,
+            [
+                regress_copy_step_f as fn(&Tensor) -> Tensor,
+                regress_copy_step_fv,
+            ],
+        ),
+        (
+            regress_view_step,
+            [regress_view_step_f, regress_view_step_fv],
+        ),
+    ] {
+        let want = run(o);
+        for (f, mode) in fs.into_iter().zip(["views", "copies"]) {
+            assert_eq!(run(f), want, "{mode} mode");
+        }
+    }
+    // The copy is made before the bump; the view sees it.
+    let (x0, x1) = (iota(&[3, 2]).to_vec(), iota(&[3, 2]).add(1.0).to_vec());
+    let copied: Vec<f32> = [0, 2, 1, 3].iter().map(|&i| x0[i] + 0.5).collect();
+    assert_eq!(run(regress_copy_step), (copied, x1.clone()));
+    let viewed: Vec<f32> = x1[..4].iter().map(|v| v + 0.5).collect();
+    let mut after = viewed.clone();
+    after.extend_from_slice(&x1[4..]);
+    assert_eq!(run(regress_view_step), (viewed, after));
+}

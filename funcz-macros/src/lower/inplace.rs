@@ -140,8 +140,15 @@ impl Lowerer<'_> {
                         if !steps.is_empty()
                             && (steps_may_copy(&steps) || !self.place_is_root(&place)) =>
                     {
-                        let current =
-                            check.then(|| pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s);));
+                        let current = match check {
+                            Check::Current => {
+                                Some(pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s);))
+                            }
+                            Check::Refresh => {
+                                Some(pq!(#rt::refresh_chain(&mut #v, &mut #s, &#rv, &#rs);))
+                            }
+                            Check::None => None,
+                        };
                         stmts.push(functional_twin(
                             &new, &v, &fname, &args, paren, &op, current,
                         ));
@@ -151,7 +158,11 @@ impl Lowerer<'_> {
                         stmts.push(pq!(#call;))
                     }
                     None if steps_may_copy(&steps) => {
-                        stmts.push(functional_twin(&new, &v, &fname, &args, paren, &op, None));
+                        let refresh = matches!(check, Check::Refresh)
+                            .then(|| pq!(#rt::refresh_chain(&mut #v, &mut #s, &#pv, &#ps);));
+                        stmts.push(functional_twin(
+                            &new, &v, &fname, &args, paren, &op, refresh,
+                        ));
                         let args = quote!(#op, &mut #pv, &mut #ps, None, &mut #v, &mut #s, #new);
                         let call = rt_call(m.method.span(), "commit_from", args);
                         stmts.push(pq!(#call;))
@@ -262,8 +273,8 @@ impl Lowerer<'_> {
                             // Arguments that may change the root (a helper
                             // given it) run before the op: the view is
                             // made current again after them.
-                            let before =
-                                check.then(|| pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s);));
+                            let before = (check == Check::Current)
+                                .then(|| pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s);));
                             stmts.push(donating_update(
                             &args,
                             paren,
@@ -332,7 +343,7 @@ impl Lowerer<'_> {
         steps: &[Step],
         pv: &Access,
         ps: &Access,
-    ) -> (Option<(Vec<Stmt>, Vec<Expr>, Vec<Ident>)>, bool) {
+    ) -> (Option<(Vec<Stmt>, Vec<Expr>, Vec<Ident>)>, Check) {
         let root = self.commit_root_of(place);
         let tokens = args.to_token_stream();
         let names_place = mentions_any(tokens.clone(), &[pv, ps]);
@@ -343,8 +354,22 @@ impl Lowerer<'_> {
             Some(_) => names_root && !names_place,
             None => names_place && !steps.is_empty(),
         };
+        if hoist && steps_may_copy(steps) {
+            // Past a step that may copy (`flatten` of a non-contiguous
+            // view), the chain is made first, as the original makes it (a
+            // copy does not see what the arguments change), and made again
+            // after them if it is a view (`rt::refresh_chain`).
+            return (None, Check::Refresh);
+        }
         if !hoist {
-            return (None, names_root && names_place);
+            return (
+                None,
+                if names_root && names_place {
+                    Check::Current
+                } else {
+                    Check::None
+                },
+            );
         }
         let names = arg_names(args.len());
         let values: Vec<Expr> = std::mem::take(args).into_iter().collect();
@@ -356,7 +381,7 @@ impl Lowerer<'_> {
         {
             stmts.insert(0, sync);
         }
-        (Some((outer, values, names)), false)
+        (Some((outer, values, names)), Check::None)
     }
 
     /// In-place op directly on a root place: a functional update.
@@ -660,4 +685,16 @@ fn single_call(stmts: Vec<Stmt>, one: Option<Toks>) -> Expr {
         Some(call) if stmts.len() == 1 => pq!(#call),
         _ => pq!({ #(#stmts)* }),
     }
+}
+
+/// What runs after an in-place op's arguments when they may have changed
+/// the receiver's root (see `Lowerer::hoist_args`).
+#[derive(Clone, Copy, PartialEq)]
+enum Check {
+    None,
+    /// The receiver must still be current: a clear panic if not.
+    Current,
+    /// A chain with a step that may copy, made before the arguments: made
+    /// again if it is a view (`rt::refresh_chain`).
+    Refresh,
 }

@@ -80,7 +80,7 @@ pub use readers::{KeyProbe, ViaKey, ViaNone, check_readers_disjoint};
 pub use tracked::{
     Tracked, bind_view, bind_views, check_chain_copy, commit, commit_donated, commit_from,
     commit_resized, commit_root, donated_root, handle, meta_inplace, multi_view, read_view,
-    resize_root, resize_view, sync, sync_all, version, view, view_value,
+    refresh_chain, resize_root, resize_view, sync, sync_all, version, view, view_value,
 };
 pub use untracked::{CompoundProbe, OtherCompound, TensorCompound, UntrackedCompound};
 pub use var::{

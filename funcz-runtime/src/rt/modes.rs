@@ -111,6 +111,9 @@ macro_rules! mode_api {
             fn sync<T>(
                 value: &mut Tensor<T>, state: &mut Tracked, root: &Tensor<T>, rstate: &Tracked,
             );
+            fn refresh_chain<T>(
+                value: &mut Tensor<T>, state: &mut Tracked, root: &Tensor<T>, rstate: &Tracked,
+            );
             fn sync_var<T>(value: &mut Tensor<T>, state: &mut Tracked, root: &Var<T>);
             fn sync_vars<T>(alias: &mut Var<T>, root: &Var<T>);
             fn sync_all<T>(

@@ -528,6 +528,41 @@ dispatch_f32! {
     ) = sync_any, sync_f32;
 }
 
+/// After the arguments of an in-place op on a view chain with a step
+/// that may copy (`v.flatten().add_(helper(&x))`), which run after the
+/// chain is made, as in the original: a chain that is a view of the root
+/// is made again, so that it sees what the arguments changed; a chain that
+/// copied keeps the copy made before them (the original's copy does not
+/// see them either).
+///
+/// ```
+/// use funcz_runtime::rt::{self, Mode, ViewMeta};
+/// use funcz_runtime::Tensor;
+/// let x = Tensor::<f32>::zeros(&[2, 2]);
+/// let mut s = rt::Tracked::root(&x);
+/// let (mut row, mut rs) = rt::view(&x, &s, ViewMeta::select(0, 0), Mode::Copies);
+/// let (mut col, mut cs) = rt::view(&x, &s, ViewMeta::t(), Mode::Copies);
+/// let (mut flat, mut fs) = rt::view(&col, &cs, ViewMeta::flatten(), Mode::Copies);
+/// x.add_(1.0); // what the arguments did
+/// s.bump();
+/// rt::refresh_chain(&mut row, &mut rs, &x, &s, Mode::Copies);
+/// rt::refresh_chain(&mut flat, &mut fs, &x, &s, Mode::Copies);
+/// assert_eq!(row.to_vec(), vec![1.0, 1.0]); // a view: made again
+/// assert_eq!(flat.to_vec(), vec![0.0; 4]); // a copy: as it was
+/// # let _ = (&mut col, &mut cs);
+/// ```
+pub fn refresh_chain<T: Element>(
+    value: &mut Tensor<T>,
+    state: &mut Tracked,
+    root: &Tensor<T>,
+    rstate: &Tracked,
+    mode: Mode,
+) {
+    if state.detached.is_none() {
+        sync_any(value, state, root, rstate, mode);
+    }
+}
+
 /// The generic body of [`sync`].
 fn sync_any<T: Element>(
     value: &mut Tensor<T>,
