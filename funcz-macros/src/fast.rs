@@ -1,7 +1,9 @@
-//! The macro's own hash maps and sets (names, binding ids), with a cheap
-//! hasher: cargo builds proc macros unoptimized in a debug build, where
-//! the standard library's SipHash rounds were a tenth of each expansion.
-//! (Keys come from the function being expanded; nothing to defend against.)
+//! What the macro runs most, made cheap for the unoptimized build cargo
+//! gives proc macros in a debug profile: its hash maps and sets (names,
+//! binding ids) with a cheap hasher (the standard library's SipHash rounds
+//! were a tenth of each expansion; keys come from the function being
+//! expanded, nothing to defend against), a bitset of binding ids
+//! ([`IdSet`]), and identifiers' texts ([`text`]).
 
 use std::hash::{BuildHasherDefault, Hasher};
 
