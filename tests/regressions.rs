@@ -1873,16 +1873,8 @@ fn regress_a_call_that_replaces_a_loop_variables_element_leaves_the_callers_tens
     assert_eq!(run(regress_loop_field_fv), want);
 
     let run = |f: fn(&mut [Tensor], &[Tensor])| {
-        let mut xs: Vec<Tensor> = [1.0f32, 4.0, 2.0]
-            .into_iter()
-            .map(|v| Tensor::from_vec(vec![v], &[1]))
-            .collect();
-        let kept: Vec<Tensor> = xs.iter().map(|t| t.shallow_clone()).collect();
         let gs = [0.5f32, 0.5, 0.5].map(|v| Tensor::from_vec(vec![v], &[1]));
-        f(&mut xs, &gs);
-        let kept: Vec<Vec<f32>> = kept.iter().map(|t| t.to_vec()).collect();
-        let now: Vec<Vec<f32>> = xs.iter().map(|t| t.to_vec()).collect();
-        (kept, now)
+        kept_and_now(&[1.0, 4.0, 2.0], |xs| f(xs, &gs))
     };
     let want = run(regress_loop_slice);
     // Only the middle element (3.5 after `sub_`) is replaced: its caller's
@@ -1896,6 +1888,20 @@ fn regress_a_call_that_replaces_a_loop_variables_element_leaves_the_callers_tens
     );
     assert_eq!(run(regress_loop_slice_f), want);
     assert_eq!(run(regress_loop_slice_fv), want);
+}
+
+/// Calls `f` on one-element tensors of `values`: the values the caller's
+/// tensors hold afterwards (handles kept before the call), and those its
+/// slots then hold.
+fn kept_and_now(values: &[f32], f: impl FnOnce(&mut [Tensor])) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
+    let mut xs: Vec<Tensor> = values
+        .iter()
+        .map(|&v| Tensor::from_vec(vec![v], &[1]))
+        .collect();
+    let kept: Vec<Tensor> = xs.iter().map(|t| t.shallow_clone()).collect();
+    f(&mut xs);
+    let values = |ts: &[Tensor]| ts.iter().map(|t| t.to_vec()).collect();
+    (values(&kept), values(&xs))
 }
 
 // The same through a method the macro does not know, on the loop variable
@@ -1925,31 +1931,31 @@ variants!(regress_slot_recv, regress_slot_recv_f, regress_slot_recv_fv; fn (xs: 
 #[test]
 fn regress_a_method_that_replaces_self_on_a_loop_variable_or_an_element_leaves_the_callers_tensor_as_the_original()
  {
-    let run = |f: fn(&mut [Tensor])| {
-        let mut xs: Vec<Tensor> = [1.0f32, 2.0]
-            .into_iter()
-            .map(|v| Tensor::from_vec(vec![v], &[1]))
-            .collect();
-        let kept: Vec<Tensor> = xs.iter().map(|t| t.shallow_clone()).collect();
-        f(&mut xs);
-        let kept: Vec<Vec<f32>> = kept.iter().map(|t| t.to_vec()).collect();
-        let now: Vec<Vec<f32>> = xs.iter().map(|t| t.to_vec()).collect();
-        (kept, now)
-    };
-    let want = run(regress_loop_recv);
-    assert_eq!(
-        want,
-        (vec![vec![2.0], vec![2.0]], vec![vec![20.0], vec![21.0]])
-    );
-    assert_eq!(run(regress_loop_recv_f), want);
-    assert_eq!(run(regress_loop_recv_fv), want);
-    let want = run(regress_slot_recv);
-    assert_eq!(
-        want,
-        (vec![vec![2.0], vec![2.0]], vec![vec![2.0], vec![21.0]])
-    );
-    assert_eq!(run(regress_slot_recv_f), want);
-    assert_eq!(run(regress_slot_recv_fv), want);
+    type F = fn(&mut [Tensor]);
+    let run = |f: F| kept_and_now(&[1.0, 2.0], f);
+    // The caller's tensors keep 2.0 (the first after its `add_`); the
+    // slots hold the replacements.
+    for (original, variants, slots) in [
+        (
+            regress_loop_recv as F,
+            [regress_loop_recv_f as F, regress_loop_recv_fv],
+            [20.0, 21.0],
+        ),
+        (
+            regress_slot_recv,
+            [regress_slot_recv_f, regress_slot_recv_fv],
+            [2.0, 21.0],
+        ),
+    ] {
+        let want = run(original);
+        assert_eq!(
+            want,
+            (vec![vec![2.0], vec![2.0]], slots.map(|v| vec![v]).to_vec())
+        );
+        for f in variants {
+            assert_eq!(run(f), want);
+        }
+    }
 }
 
 // An in-place op on a view chain with a step that may copy (`flatten` of
