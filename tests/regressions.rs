@@ -2012,3 +2012,49 @@ fn regress_an_argument_that_mutates_the_root_runs_after_a_chain_step_that_may_co
     after.extend_from_slice(&x1[4..]);
     assert_eq!(run(regress_view_step), (viewed, after));
 }
+
+// The same through iterator adaptors that yield the collection's own
+// elements (`rev()`, `skip(n)`, `take(n)`, `step_by(n)`): their loop
+// variables were not known as elements, so a call replacing one was not
+// compared either (found by hand after the loop-variable fix).
+variants!(regress_adapted_loop, regress_adapted_loop_f, regress_adapted_loop_fv; fn (xs: &mut [Tensor], n: usize) -> Tensor {
+    xs[0].add_(1.0);
+    for t in xs.iter_mut().rev().skip(1) {
+        t.mul_(2.0);
+    }
+    for t in xs.iter_mut().step_by(2).take(n) {
+        replace_scaled(t);
+    }
+    let mut s = Tensor::zeros(&[1]);
+    for t in xs.iter().rev() {
+        s.add_(t);
+    }
+    s
+});
+
+#[test]
+fn regress_a_call_that_replaces_an_element_through_an_iterator_adaptor_leaves_the_callers_tensor_as_the_original()
+ {
+    type F = fn(&mut [Tensor], usize) -> Tensor;
+    for n in 0..3 {
+        let run = |f: F| {
+            let mut out = Vec::new();
+            let (kept, now) = kept_and_now(&[1.0, 2.0, 3.0], |xs| out = f(xs, n).to_vec());
+            (kept, now, out)
+        };
+        let want = run(regress_adapted_loop);
+        assert_eq!(run(regress_adapted_loop_f as F), want, "n = {n}");
+        assert_eq!(run(regress_adapted_loop_fv as F), want, "n = {n}");
+        if n == 2 {
+            // Elements 0 and 2 replaced: the caller's keep 4 and 3.
+            assert_eq!(
+                want,
+                (
+                    vec![vec![4.0], vec![4.0], vec![3.0]],
+                    vec![vec![40.0], vec![4.0], vec![30.0]],
+                    vec![74.0]
+                )
+            );
+        }
+    }
+}

@@ -235,6 +235,12 @@ impl Analyzer<'_> {
             (Expr::MethodCall(m), IterShape::Enumerate(inner)) => {
                 self.iter_expr(&m.receiver, inner)
             }
+            (Expr::MethodCall(m), IterShape::Adapted(inner)) => {
+                self.iter_expr(&m.receiver, inner);
+                for a in &m.args {
+                    self.visit_expr(a);
+                }
+            }
             (Expr::MethodCall(m), IterShape::Zip(a, b)) => {
                 self.iter_expr(&m.receiver, a);
                 if let Some(arg) = m.args.first() {
@@ -258,6 +264,7 @@ impl Analyzer<'_> {
                 self.bind_iter_pat(&t.elems[0], a);
                 self.bind_iter_pat(&t.elems[1], b);
             }
+            (p, IterShape::Adapted(inner)) => self.bind_iter_pat(p, inner),
             (p, _) => self.declare_all(p, Kind::Other),
         }
     }

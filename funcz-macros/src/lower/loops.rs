@@ -131,6 +131,12 @@ impl Lowerer<'_> {
             (Expr::MethodCall(m), IterShape::Enumerate(inner)) => {
                 self.mutable_iter(&mut m.receiver, inner)
             }
+            (Expr::MethodCall(m), IterShape::Adapted(inner)) => {
+                self.mutable_iter(&mut m.receiver, inner);
+                for a in m.args.iter_mut() {
+                    self.visit_expr_mut(a);
+                }
+            }
             (Expr::MethodCall(m), IterShape::Zip(a, b)) => {
                 self.mutable_iter(&mut m.receiver, a);
                 if let Some(arg) = m.args.first_mut() {
@@ -167,6 +173,7 @@ impl Lowerer<'_> {
                 let second = it.next().expect("two elements");
                 self.bind_iter_pat(second, b);
             }
+            (p, IterShape::Adapted(inner)) => self.bind_iter_pat(p, inner),
             (p, _) => self.declare_other(p),
         }
     }

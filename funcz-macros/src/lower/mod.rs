@@ -779,6 +779,9 @@ pub(crate) enum IterShape {
     Coll(usize),
     Enumerate(Box<IterShape>),
     Zip(Box<IterShape>, Box<IterShape>),
+    /// An adaptor that yields the same elements, fewer or in another order
+    /// (`rev()`, `skip(n)`, `take(n)`, `step_by(n)`).
+    Adapted(Box<IterShape>),
     Other,
 }
 

@@ -226,6 +226,9 @@ pub(crate) trait Resolve {
                 "enumerate" => Some(IterShape::Enumerate(Box::new(
                     self.iter_shape(&m.receiver)?,
                 ))),
+                "rev" | "skip" | "take" | "step_by" => {
+                    Some(IterShape::Adapted(Box::new(self.iter_shape(&m.receiver)?)))
+                }
                 "zip" => Some(IterShape::Zip(
                     Box::new(self.iter_shape(&m.receiver).unwrap_or(IterShape::Other)),
                     Box::new(
