@@ -250,6 +250,29 @@ pub(crate) fn collection_input_reassigned(lw: &Lowerer<'_>, at: &syn::ExprAssign
     );
 }
 
+/// `for t in xs.iter_mut().filter(..) { helper(t) }`: a loop over a
+/// collection input's elements, through an iterator the macro cannot
+/// follow to them, gives a loop variable to a call, which may replace the
+/// element (`*t = ..`); the exit would then write the new value into the
+/// caller's old tensor. (funcz-ui/tests/ui/loop_elements_passed_on.rs)
+pub(crate) fn loop_elements_passed_on(lw: &Lowerer<'_>, at: &Expr, id: usize) {
+    refuse(
+        lw.cx,
+        "loop_elements_passed_on",
+        at,
+        format!(
+            "this loop gives the elements of `{0}`, a collection input #[functionalize] writes back at exit, \
+             to a call that may replace them (`*t = ..`), through an iterator it cannot follow to the collection",
+            lw.shown(id)
+        ),
+        format!(
+            "iterate `{0}.iter_mut()`, with `.enumerate()`, `.zip(..)`, `.rev()`, `.skip(n)`, `.take(n)` or \
+             `.step_by(n)` if needed, and test inside the loop; or pass an element by index (`&mut {0}[i]`)",
+            lw.shown(id)
+        ),
+    );
+}
+
 /// `x.add_(..); .. v ..` in one statement, `v` a view of `x` made before
 /// it: views are regenerated between statements, so `v` would be stale.
 /// (funcz-ui/tests/ui/stale_read_same_statement.rs)

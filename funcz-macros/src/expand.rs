@@ -738,7 +738,7 @@ fn assigned_elements(block: &syn::Block) -> crate::fast::HashSet<String> {
 }
 
 /// The names a `for` loop's pattern binds (`t`, `(p, g)`, `(i, t)`).
-fn pattern_idents(p: &Pat, out: &mut Vec<String>) {
+pub(crate) fn pattern_idents(p: &Pat, out: &mut Vec<String>) {
     match p {
         Pat::Ident(pi) => out.push(crate::fast::text(&pi.ident)),
         Pat::Tuple(t) => t.elems.iter().for_each(|e| pattern_idents(e, out)),
@@ -751,7 +751,7 @@ fn pattern_idents(p: &Pat, out: &mut Vec<String>) {
 /// `f(&mut *t)`, `x.m(&mut t)`) or as the receiver of a method the macro
 /// does not know (`t.reset()`), where the call may replace what it
 /// refers to.
-fn passes_any(body: &syn::Block, vars: &[String]) -> bool {
+pub(crate) fn passes_any(body: &syn::Block, vars: &[String]) -> bool {
     struct Passes<'v>(&'v [String], bool);
     impl Passes<'_> {
         fn arg(&mut self, a: &syn::Expr) {

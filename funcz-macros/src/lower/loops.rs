@@ -82,6 +82,16 @@ impl Lowerer<'_> {
             self.converted.clear();
             *f.pat = pat;
         } else {
+            // Elements of a collection input through an iterator the
+            // macro cannot follow, given to a call: refused (see
+            // `diag::loop_elements_passed_on`).
+            if let Some(coll) = self.mutable_iter_root(&f.expr) {
+                let mut vars = Vec::new();
+                crate::expand::pattern_idents(&f.pat, &mut vars);
+                if crate::expand::passes_any(&f.body, &vars) {
+                    crate::diag::loop_elements_passed_on(self, &f.expr, coll);
+                }
+            }
             self.visit_expr_mut(&mut f.expr);
             self.declare_other(&f.pat);
         }
@@ -104,6 +114,31 @@ impl Lowerer<'_> {
             let lowered = std::mem::replace(e, Expr::Verbatim(TokenStream::new()));
             *e = pq!({ #(#bases)* #lowered });
         }
+    }
+
+    /// The tracked collection input a loop's iterator walks mutably
+    /// (`xs.iter_mut()` at the start of a chain of adaptors, or `&mut xs`).
+    fn mutable_iter_root(&self, e: &Expr) -> Option<usize> {
+        let (mut cur, mut by_mut) = (e, false);
+        loop {
+            match cur {
+                Expr::MethodCall(m) => {
+                    by_mut |= m.method == "iter_mut";
+                    cur = &m.receiver;
+                }
+                Expr::Reference(r) => {
+                    by_mut |= r.mutability.is_some();
+                    cur = &r.expr;
+                }
+                Expr::Paren(p) => cur = &p.expr,
+                _ => break,
+            }
+        }
+        let id = self.binding_of(cur)?;
+        (by_mut
+            && matches!(self.scopes.kind(id), Kind::Coll { .. })
+            && self.is_tracked_input_coll(id))
+        .then_some(id)
     }
 
     /// Makes iteration over mutated collections yield `&mut` elements of
