@@ -117,13 +117,15 @@ impl Lowerer<'_> {
     }
 
     /// The tracked collection input a loop's iterator walks mutably
-    /// (`xs.iter_mut()` at the start of a chain of adaptors, or `&mut xs`).
+    /// (`xs.iter_mut()` or `xs.chunks_mut(2)` at the start of a chain of
+    /// adaptors, or `&mut xs`).
     fn mutable_iter_root(&self, e: &Expr) -> Option<usize> {
         let (mut cur, mut by_mut) = (e, false);
         loop {
             match cur {
                 Expr::MethodCall(m) => {
-                    by_mut |= m.method == "iter_mut";
+                    // (`iter_mut`, `chunks_mut`, `split_at_mut`, ..)
+                    by_mut |= crate::fast::text(&m.method).ends_with("_mut");
                     cur = &m.receiver;
                 }
                 Expr::Reference(r) => {
