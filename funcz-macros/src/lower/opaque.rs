@@ -358,17 +358,17 @@ impl Lowerer<'_> {
                     let rt = rt();
                     let t = self.scopes.ident(b).clone();
                     let base = super::loops::elem_base_ident(b);
-                    let k = format_ident!("__fz_slot_recv", span = Span::mixed_site());
+                    let (k, h) = recv_slot_names();
                     before.push(pq!(let #k: usize = #rt::element_index(#base, &*#t);));
-                    self.slot_watch(coll, &k, pq!((*#t)), before, after);
+                    self.slot_watch(coll, (&k, &h), pq!((*#t)), before, after);
                     self.loop_bases_used.insert(b);
                 } else if let Some((coll, mut index)) = self.slot_of(&recv) {
                     // `xs[i].reset()`: likewise, for the slot `i` names.
-                    let k = format_ident!("__fz_slot_recv", span = Span::mixed_site());
+                    let (k, h) = recv_slot_names();
                     self.visit_expr_mut(&mut index);
                     before.push(pq!(let #k: usize = #index;));
                     let v = self.value(coll);
-                    self.slot_watch(coll, &k, pq!(#v[#k]), before, after);
+                    self.slot_watch(coll, (&k, &h), pq!(#v[#k]), before, after);
                     *m.receiver = pq!(#v[#k]);
                 } else {
                     self.visit_expr_mut(&mut m.receiver);
@@ -418,17 +418,14 @@ impl Lowerer<'_> {
                 // new tensor at the exit (`rt::replaced_by_call`).
                 _ if self.slot_arg(a).is_some() => {
                     let (id, mut index) = self.slot_arg(a).expect("checked");
-                    let rt = rt();
                     let (k_id, h) = (
                         format_ident!("__fz_slot_arg_{}", k, span = Span::mixed_site()),
                         format_ident!("__fz_slot_before_{}", k, span = Span::mixed_site()),
                     );
                     self.visit_expr_mut(&mut index);
                     let v = self.value(id);
-                    let (input, replaced) = (input_ident(id), crate::scope::replaced_ident(id));
                     before.push(pq!(let #k_id: usize = #index;));
-                    before.push(pq!(let #h = #rt::handle(&#v[#k_id]);));
-                    after.push(pq!(#rt::replaced_by_call(#input.get(#k_id), #h, &#v[#k_id], &mut #replaced, #k_id);));
+                    self.slot_watch(id, (&k_id, &h), pq!(#v[#k_id]), before, after);
                     *a = pq!(&mut #v[#k_id]);
                 }
                 // `t` of `for t in xs.iter_mut()` (or `&mut *t`, `&mut t`)
@@ -444,10 +441,8 @@ impl Lowerer<'_> {
                     );
                     let t = self.scopes.ident(b).clone();
                     let base = super::loops::elem_base_ident(b);
-                    let (input, replaced) = (input_ident(coll), crate::scope::replaced_ident(coll));
                     before.push(pq!(let #k_id: usize = #rt::element_index(#base, &*#t);));
-                    before.push(pq!(let #h = #rt::handle(&*#t);));
-                    after.push(pq!(#rt::replaced_by_call(#input.get(#k_id), #h, &*#t, &mut #replaced, #k_id);));
+                    self.slot_watch(coll, (&k_id, &h), pq!((*#t)), before, after);
                     self.loop_bases_used.insert(b);
                     // (Reborrowed: the watch reads `t` after the call.)
                     if matches!(a, Expr::Path(_)) {
@@ -474,8 +469,6 @@ impl Lowerer<'_> {
 }
 
 impl Lowerer<'_> {
-    /// `&mut xs[i]` of a collection input whose slots may be replaced:
-    /// (the collection, the index expression).
     /// A loop variable over a tracked collection input's elements, given
     /// to a call so that it may replace the element: `t`, `&mut *t` or
     /// `&mut t` (the binding and its collection).
@@ -500,6 +493,8 @@ impl Lowerer<'_> {
             .then_some((b, *coll))
     }
 
+    /// `&mut xs[i]` of a collection input whose slots may be replaced:
+    /// (the collection, the index expression).
     fn slot_arg(&self, a: &Expr) -> Option<(usize, Expr)> {
         let Expr::Reference(r) = a else { return None };
         r.mutability.is_some().then(|| self.slot_of(&r.expr))?
@@ -518,16 +513,16 @@ impl Lowerer<'_> {
     /// Around a call that may replace the element `elem` in slot `k` of
     /// the collection input `coll`: its handle before, and after, the
     /// slot retired if the element is another (`rt::replaced_by_call`).
+    /// (`h` names the handle.)
     fn slot_watch(
         &self,
         coll: usize,
-        k: &Ident,
+        (k, h): (&Ident, &Ident),
         elem: Expr,
         before: &mut Vec<Stmt>,
         after: &mut Vec<Stmt>,
     ) {
         let rt = rt();
-        let h = format_ident!("__fz_slot_recv_before", span = Span::mixed_site());
         let (input, replaced) = (input_ident(coll), crate::scope::replaced_ident(coll));
         before.push(pq!(let #h = #rt::handle(&#elem);));
         after.push(pq!(#rt::replaced_by_call(#input.get(#k), #h, &#elem, &mut #replaced, #k);));
@@ -591,4 +586,13 @@ fn view_name(view: &Expr) -> String {
         out.push_str(&format!(".{m}(..)"));
     }
     out
+}
+
+/// The names of the slot and the handle a call on an element watches
+/// (`xs[i].reset()`, `t.reset()`; one receiver per call).
+fn recv_slot_names() -> (Ident, Ident) {
+    (
+        format_ident!("__fz_slot_recv", span = Span::mixed_site()),
+        format_ident!("__fz_slot_recv_before", span = Span::mixed_site()),
+    )
 }
