@@ -145,10 +145,11 @@ fn find_places(func: &ItemFn) -> (Vec<crate::places::Place>, crate::fast::HashSe
     (places, params)
 }
 
+type Names = crate::fast::HashSet<String>;
+
 /// The names a field place may start from (`self` and the parameters not
 /// classified as tensors), those of them passed mutably, and the tensor
 /// parameters.
-type Names = crate::fast::HashSet<String>;
 pub(crate) fn signature_bases(func: &ItemFn) -> (Names, Names, Names) {
     let mut bases: crate::fast::HashSet<String> = crate::fast::HashSet::default();
     let mut mutable: crate::fast::HashSet<String> = crate::fast::HashSet::default();
@@ -719,8 +720,7 @@ fn assigned_elements(block: &syn::Block) -> crate::fast::HashSet<String> {
             // `xs[i].reset()`: a method the macro does not know may replace
             // the element (`*self = ..`), as `helper(&mut xs[i])` may.
             if let syn::Expr::Index(ix) = &*m.receiver
-                && funcz_optable::lookup(&method).is_none()
-                && !crate::lower::QUERIES.contains(&method.as_str())
+                && crate::lower::unknown_method(&method)
             {
                 self.note(&ix.expr);
             }
@@ -780,10 +780,7 @@ pub(crate) fn passes_any(body: &syn::Block, vars: &[String]) -> bool {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
             m.args.iter().for_each(|a| self.arg(a));
             // `t.reset()`: a method the macro does not know.
-            let method = crate::fast::text(&m.method);
-            if funcz_optable::lookup(&method).is_none()
-                && !crate::lower::QUERIES.contains(&method.as_str())
-            {
+            if crate::lower::unknown_method(&crate::fast::text(&m.method)) {
                 self.arg(&m.receiver);
             }
             syn::visit::visit_expr_method_call(self, m);

@@ -127,8 +127,7 @@ impl Lowerer<'_> {
     /// True if binding `id` is a collection input the body holds handles
     /// of and writes back at exit (one it mutates: see `expand::lower_fn`).
     pub(super) fn is_tracked_input_coll(&self, id: usize) -> bool {
-        self.is_input_coll(id)
-            && (self.facts.mutated.contains(&id) || self.facts.meta.contains(&id))
+        self.is_input_coll(id) && self.tracked_root(id)
     }
 
     /// True if binding `id` carries a `Tracked` state.

@@ -140,15 +140,7 @@ impl Lowerer<'_> {
                         if !steps.is_empty()
                             && (steps_may_copy(&steps) || !self.place_is_root(&place)) =>
                     {
-                        let current = match check {
-                            Check::Current => {
-                                Some(pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s);))
-                            }
-                            Check::Refresh => {
-                                Some(pq!(#rt::refresh_chain(&mut #v, &mut #s, &#rv, &#rs);))
-                            }
-                            Check::None => None,
-                        };
+                        let current = check.stmt(&op, (&rv, &rs), (&v, &s));
                         stmts.push(functional_twin(
                             &new, &v, &fname, &args, paren, &op, current,
                         ));
@@ -158,8 +150,7 @@ impl Lowerer<'_> {
                         stmts.push(pq!(#call;))
                     }
                     None if steps_may_copy(&steps) => {
-                        let refresh = matches!(check, Check::Refresh)
-                            .then(|| pq!(#rt::refresh_chain(&mut #v, &mut #s, &#pv, &#ps);));
+                        let refresh = check.stmt(&op, (&pv, &ps), (&v, &s));
                         stmts.push(functional_twin(
                             &new, &v, &fname, &args, paren, &op, refresh,
                         ));
@@ -273,8 +264,7 @@ impl Lowerer<'_> {
                             // Arguments that may change the root (a helper
                             // given it) run before the op: the view is
                             // made current again after them.
-                            let before = (check == Check::Current)
-                                .then(|| pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s);));
+                            let before = check.stmt(&op, (&rv, &rs), (&v, &s));
                             stmts.push(donating_update(
                             &args,
                             paren,
@@ -398,6 +388,8 @@ impl Lowerer<'_> {
     ) -> Expr {
         let rt = rt();
         let mut stmts = prelude;
+        // The one call of a one-call form (see `single_call`).
+        let mut one: Option<Toks> = None;
         let index_tmp = tmp("__fz_index");
         let (value, state): (Access, Option<Access>) = match place {
             Place::Var(id) => {
@@ -433,11 +425,8 @@ impl Lowerer<'_> {
                 (None, _) => ("on_value", quote!(&mut #value)),
             };
             let call = rt_op(form, &inplace, paren, quote!(#target, #args));
-            if matches!(want, Want::Nothing) {
-                stmts.push(pq!(#call;));
-                return single_call(stmts, Some(call));
-            }
             stmts.push(pq!(#call;));
+            one = Some(call);
         } else if !names_value {
             // The value made private if it is shared, then the user's own
             // call (see `rt::own_root`); its commit names the functional op.
@@ -514,7 +503,7 @@ impl Lowerer<'_> {
             ));
         }
         let tail: Expr = match (want, &state) {
-            (Want::Nothing, _) => return pq!({ #(#stmts)* }),
+            (Want::Nothing, _) => return single_call(stmts, one),
             (Want::Value, _) => pq!(#rt::handle(&#value)),
             (Want::Bound, Some(s)) => pq!((#rt::handle(&#value), #s.clone())),
             (Want::Bound, None) => {
@@ -689,7 +678,7 @@ fn single_call(stmts: Vec<Stmt>, one: Option<Toks>) -> Expr {
 
 /// What runs after an in-place op's arguments when they may have changed
 /// the receiver's root (see `Lowerer::hoist_args`).
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Check {
     None,
     /// The receiver must still be current: a clear panic if not.
@@ -697,4 +686,18 @@ enum Check {
     /// A chain with a step that may copy, made before the arguments: made
     /// again if it is a view (`rt::refresh_chain`).
     Refresh,
+}
+
+impl Check {
+    /// The statement, for the receiver `view` (value, state) of the op `op`
+    /// on the root `root`.
+    fn stmt(self, op: &str, root: (&Access, &Access), view: (&Access, &Access)) -> Option<Stmt> {
+        let rt = rt();
+        let ((rv, rs), (v, s)) = (root, view);
+        match self {
+            Check::None => None,
+            Check::Current => Some(pq!(#rt::check_current(#op, &#rv, &#rs, &#v, &#s);)),
+            Check::Refresh => Some(pq!(#rt::refresh_chain(&mut #v, &mut #s, &#rv, &#rs);)),
+        }
+    }
 }

@@ -137,10 +137,7 @@ impl Lowerer<'_> {
             }
         }
         let id = self.binding_of(cur)?;
-        (by_mut
-            && matches!(self.scopes.kind(id), Kind::Coll { .. })
-            && self.is_tracked_input_coll(id))
-        .then_some(id)
+        (by_mut && self.is_tracked_input_coll(id)).then_some(id)
     }
 
     /// Makes iteration over mutated collections yield `&mut` elements of

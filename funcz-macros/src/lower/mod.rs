@@ -80,6 +80,12 @@ pub(crate) const QUERIES: &[&str] = &[
     "is_empty",
 ];
 
+/// A method neither in the op table nor a query: the macro does not know
+/// what it does (it may replace its receiver, `*self = ..`).
+pub(crate) fn unknown_method(name: &str) -> bool {
+    optable::lookup(name).is_none() && !QUERIES.contains(&name)
+}
+
 /// Methods of a slice or `Vec` of tensors that neither reorder nor replace
 /// elements.
 pub(crate) const COLL_READS: &[&str] = &[
