@@ -138,6 +138,15 @@ impl Layout {
             + 1
     }
 
+    /// [`has_internal_overlap`](Self::has_internal_overlap), after its
+    /// first test (contiguous: no overlap) in a small frame of its own:
+    /// the state of every input and root of a functionalized function
+    /// asks it, where the common case must be a cheap call.
+    #[inline(never)]
+    pub(crate) fn overlaps_itself(&self) -> bool {
+        !self.is_contiguous() && self.has_internal_overlap()
+    }
+
     /// True if two different indices reach the same storage element
     /// (an `expand`ed tensor, an overlapping `as_strided` or `unfold`).
     /// The check is exact.

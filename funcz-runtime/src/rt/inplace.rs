@@ -206,7 +206,7 @@ macro_rules! with_inplace_ops {
                 fn addcmul_ / addcmul_in_place(t1: &Tensor<T>, t2: &Tensor<T>, value: T);
                 fn fill_ / fill_in_place(value: T);
                 fn zero_ / zero_in_place();
-                fn copy_ / copy_in_place(src: &Tensor<T>);
+                fn copy_ / copy_in_place(src: &Tensor<T>) hot;
                 fn add_scaled_ / add_scaled_in_place(other: impl Operand<T>, alpha: T);
                 fn sub_scaled_ / sub_scaled_in_place(other: impl Operand<T>, alpha: T);
                 fn clamp_min_ / clamp_min_in_place(min: T);
@@ -240,7 +240,7 @@ macro_rules! with_inplace_ops {
 /// (53 M of the 3,380 M instructions rustc spends on the 50-function crate
 /// of `scripts/scale_build.py many`).
 macro_rules! op_methods {
-    ($target:ident $(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
+    ($target:ident $(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*) $($hot:ident)?;)* })*) => {
         $(
             impl<$t: $bound> $target<'_, $t> {
                 $(
@@ -262,15 +262,22 @@ macro_rules! op_methods {
 /// makes the target ready as `$make` does, runs the op and commits it, in
 /// one call (see [`on_var`]).
 macro_rules! op_fns {
-    ($form:literal $params:tt => $make:expr; $(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
+    ($form:literal #[$inline:meta] $params:tt => $make:expr; $(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*) $($hot:ident)?;)* })*) => {
         $($(
-            op_fns!(@one $form $params => $make; $t $bound $name ($($arg: $ty),*));
+            op_fns!(@one $form #[$inline] [$($hot)?] $params => $make; $t $bound $name ($($arg: $ty),*));
         )*)*
     };
-    (@one $form:literal ($($target:ident: $tty:ty),*) => $make:expr; $t:ident $bound:ident $name:ident ($($arg:ident: $ty:ty),*)) => {
+    // A `hot` op is inlined at its call sites in every form.
+    (@one $form:literal #[$inline:meta] [hot] $($rest:tt)*) => {
+        op_fns!(@fn $form #[inline(always)] $($rest)*);
+    };
+    (@one $form:literal #[$inline:meta] [] $($rest:tt)*) => {
+        op_fns!(@fn $form #[$inline] $($rest)*);
+    };
+    (@fn $form:literal #[$inline:meta] ($($target:ident: $tty:ty),*) => $make:expr; $t:ident $bound:ident $name:ident ($($arg:ident: $ty:ty),*)) => {
         #[doc = concat!("[`Tensor::", stringify!($name), "`] on ", $form, ", then its commit, in one call.")]
         #[track_caller]
-        #[cfg_attr(not(debug_assertions), inline(always))]
+        #[cfg_attr(not(debug_assertions), $inline)]
         #[cfg_attr(debug_assertions, inline)]
         pub fn $name<$t: $bound>($($target: $tty,)* $($arg: $ty),*) {
             $make.$name($($arg),*)
@@ -295,7 +302,7 @@ pub(crate) use {op_fns, with_inplace_ops};
 /// ```
 pub mod on_var {
     use super::*;
-    with_inplace_ops!(op_fns "a root in a `Var`" (v: &mut Var<T>) => inplace_var(v););
+    with_inplace_ops!(op_fns "a root in a `Var`" #[inline(always)] (v: &mut Var<T>) => inplace_var(v););
 }
 
 /// The in-place ops on a root held as a value and a state, each one call:
@@ -312,7 +319,7 @@ pub mod on_var {
 /// ```
 pub mod on_root {
     use super::*;
-    with_inplace_ops!(op_fns "a root held as a value and a state"
+    with_inplace_ops!(op_fns "a root held as a value and a state" #[inline(always)]
         (value: &mut Tensor<T>, state: &mut Tracked) => inplace_root(value, state););
 }
 
@@ -329,13 +336,13 @@ pub mod on_root {
 /// ```
 pub mod on_value {
     use super::*;
-    with_inplace_ops!(op_fns "a value without a state" (value: &mut Tensor<T>) => inplace_value(value););
+    with_inplace_ops!(op_fns "a value without a state" #[inline(always)] (value: &mut Tensor<T>) => inplace_value(value););
 }
 
 /// `NAMES`: the ops the one-call forms run, for the test against the op
 /// table.
 macro_rules! op_names {
-    ($(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*);)* })*) => {
+    ($(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*) $($hot:ident)?;)* })*) => {
         /// The ops [`InPlace`] and [`InPlaceWindow`] run.
         #[cfg(test)]
         pub(crate) const NAMES: &[&str] = &[$($(stringify!($name)),*),*];

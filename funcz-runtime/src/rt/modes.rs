@@ -149,7 +149,7 @@ macro_rules! mode_api {
 /// [`on_var`](crate::rt::on_var)): `$name::add_(target.., x)` is
 /// `$make.add_(x)`, `$make` given the module's mode.
 macro_rules! mode_form {
-    ($(#[$doc:meta])* $name:ident, $form:literal, $params:tt => $make:expr) => {
+    ($(#[$doc:meta])* $name:ident, $form:literal #[$inline:meta], $params:tt => $make:expr) => {
         $(#[$doc])*
         pub mod $name {
             use crate::element::{Element, FloatElement};
@@ -159,7 +159,7 @@ macro_rules! mode_form {
             #[allow(unused_imports)]
             use crate::rt::{Tracked, Var, ViewMeta, inplace_alias, inplace_window, inplace_window_var};
             use crate::tensor::Tensor;
-            crate::rt::inplace::with_inplace_ops!(op_fns $form $params => $make;);
+            crate::rt::inplace::with_inplace_ops!(op_fns $form #[$inline] $params => $make;);
         }
     };
 }
@@ -183,7 +183,7 @@ macro_rules! mode_forms {
             /// fz::on_alias::fill_(&mut b, &mut r, 7.0);
             /// assert_eq!(b.value.to_vec(), vec![0.0, 0.0, 7.0, 7.0]);
             /// ```
-            on_alias, "an alias and its root",
+            on_alias, "an alias and its root" #[inline(always)],
             (root: &mut Var<T>, alias: &mut Var<T>) => inplace_alias(root, alias, super::MODE)
         );
         mode_form!(
@@ -200,7 +200,7 @@ macro_rules! mode_forms {
             /// rt::views::on_window_var::add_(&mut b, ViewMeta::select(0, 0), 1.0);
             /// assert_eq!(b.value.to_vec(), vec![1.0, 1.0, 0.0, 0.0]);
             /// ```
-            on_window_var, "a window of a root in a `Var`",
+            on_window_var, "a window of a root in a `Var`" #[inline(never)],
             (v: &mut Var<T>, meta: ViewMeta) => inplace_window_var(v, meta, super::MODE)
         );
         mode_form!(
@@ -215,7 +215,7 @@ macro_rules! mode_forms {
             /// rt::copies::on_window::fill_(&mut x, &mut s, ViewMeta::narrow(0, 2, 2), 5.0);
             /// assert_eq!(x.to_vec(), vec![0.0, 0.0, 5.0, 5.0]);
             /// ```
-            on_window, "a window of a root held as a value and a state",
+            on_window, "a window of a root held as a value and a state" #[inline(never)],
             (root: &mut Tensor<T>, rstate: &mut Tracked, meta: ViewMeta)
                 => inplace_window(root, rstate, meta, super::MODE)
         );

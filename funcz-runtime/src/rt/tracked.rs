@@ -173,8 +173,11 @@ impl Tracked {
     #[inline(always)]
     pub(super) fn of_root_here(layout: &Layout, caller: usize) -> Self {
         // (Tested first, so that the state is then written straight from
-        // `layout`, with no call in between to keep its parts across.)
-        let overlaps = !layout.is_contiguous() && layout.has_internal_overlap();
+        // `layout`, with no call in between to keep its parts across. A
+        // call, not inlined: a contiguous layout, the common case, is its
+        // first test, and inlined, its loops were a large part of an
+        // optimized build of functionalized functions.)
+        let overlaps = layout.overlaps_itself();
         Tracked {
             chain: Chain::Empty,
             generation: 0,
