@@ -7,6 +7,8 @@
 //!    collections, field places such as `self.cache`), declared as bindings;
 //!    `place_checks`: the entry checks on fields that are not places (read
 //!    as tensors, or compound-assigned without being proven tensors);
+//!    `elements`: which collection inputs' elements the body may assign,
+//!    reorder or replace;
 //! 3. `analysis`: a read-only walk of the body (`syn::visit::Visit`) that
 //!    computes the facts: which roots are mutated or re-laid-out, and how
 //!    often;
@@ -22,6 +24,7 @@ mod analysis;
 mod attr;
 mod ctxt;
 mod diag;
+mod elements;
 mod expand;
 mod fast;
 mod inputs;

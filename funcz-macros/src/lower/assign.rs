@@ -52,7 +52,7 @@ impl Lowerer<'_> {
             if let Some(id) = slot_of
                 && self.is_input_coll(id)
             {
-                // The entry scan (`expand::assigned_elements`) gave every
+                // The entry scan (`elements::assigned_elements`) gave every
                 // collection input assigned like this its `rt::Replaced`;
                 // without it the exit would write by position.
                 if self.replaced.contains(&id) {

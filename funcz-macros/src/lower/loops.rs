@@ -87,8 +87,8 @@ impl Lowerer<'_> {
             // `diag::loop_elements_passed_on`).
             if let Some(coll) = self.mutable_iter_root(&f.expr) {
                 let mut vars = Vec::new();
-                crate::expand::pattern_idents(&f.pat, &mut vars);
-                if crate::expand::passes_any(&f.body, &vars) {
+                crate::elements::pattern_idents(&f.pat, &mut vars);
+                if crate::elements::passes_any(&f.body, &vars) {
                     crate::diag::loop_elements_passed_on(self, &f.expr, coll);
                 }
             }

@@ -111,7 +111,7 @@ impl Lowerer<'_> {
             _ => None,
         };
         for a in call_args.into_iter().flatten() {
-            let Some(coll) = crate::expand::passed_mutably(a) else {
+            let Some(coll) = crate::elements::passed_mutably(a) else {
                 continue;
             };
             let Some(id) = self.binding_of(coll).or_else(|| self.place_of(coll)) else {
