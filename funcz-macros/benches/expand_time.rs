@@ -14,6 +14,8 @@ mod attr;
 mod ctxt;
 #[path = "../src/diag.rs"]
 mod diag;
+#[path = "../src/elements.rs"]
+mod elements;
 #[path = "../src/expand.rs"]
 mod expand;
 #[path = "../src/fast.rs"]
