@@ -189,7 +189,10 @@ impl<T: Element> InPlace<'_, T> {
 
 /// Hands the list of in-place ops the one-call forms run (each with its
 /// `Tensor` method's parameters and its `*_in_place` kernel) to the macro
-/// `$m`, after the tokens `$pre` (the type to declare them for).
+/// `$m`, after the tokens `$pre` (the type to declare them for). An op
+/// marked `hot` is inlined at its call sites in every form of
+/// [`op_fns`]: `copy_`, the write into a window (a KV-cache update),
+/// whose fixed cost per call is a target of its own.
 macro_rules! with_inplace_ops {
     ($m:ident $($pre:tt)*) => {
         $m! {
@@ -260,7 +263,14 @@ macro_rules! op_methods {
 
 /// One free function per op for one target form: `$name(target.., args..)`
 /// makes the target ready as `$make` does, runs the op and commits it, in
-/// one call (see [`on_var`]).
+/// one call (see [`on_var`]). `#[$inline]` is the form's inlining in
+/// optimized builds: `inline(always)` where the inlined op is a few calls
+/// (`on_var`, `on_root`, `on_value`, `on_alias`), `inline(never)` for the
+/// window forms, whose inlined fast path (the window's tests, the view
+/// made in place, its commit) made each site's code large enough to take
+/// the optimizer of an annotated crate 1.66x the original's time
+/// (BENCHMARKS.md, "Release builds of annotated crates"); `hot` ops are
+/// inlined in every form.
 macro_rules! op_fns {
     ($form:literal #[$inline:meta] $params:tt => $make:expr; $(impl<$t:ident: $bound:ident> { $(fn $name:ident / $kernel:ident($($arg:ident: $ty:ty),*) $($hot:ident)?;)* })*) => {
         $($(
