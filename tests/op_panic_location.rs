@@ -161,6 +161,22 @@ fn chain_view(x: &Tensor, i: i64) -> Tensor {
     b
 }
 
+// A `select` window of a root no one else holds: the runtime's direct
+// path, which checks the index itself.
+#[funcz::functionalize]
+fn select_window(x: &Tensor, i: i64) -> Tensor {
+    let b = x.mul(1.0);
+    b.select(0, i).add_(1.0); // at: select_window
+    b
+}
+
+#[funcz::functionalize(remove = "mutations_and_views")]
+fn select_window_copies(x: &Tensor, i: i64) -> Tensor {
+    let b = x.mul(1.0);
+    b.select(1, i).mul_(2.0); // at: select_window_copies
+    b
+}
+
 #[funcz::functionalize(remove = "mutations_and_views")]
 fn read_view(x: &Tensor, i: i64) -> Tensor {
     let b = x.mul(1.0);
@@ -266,6 +282,16 @@ fn views_panic_at_the_users_line() {
         "chain_view",
         &["funcz: select", "index 7", "[3, 2]"],
         || drop(chain_view(&x, 7)),
+    );
+    assert_panics_at(
+        "select_window",
+        &["funcz: select:", "index 7", "[2, 3]"],
+        || drop(select_window(&x, 7)),
+    );
+    assert_panics_at(
+        "select_window_copies",
+        &["funcz: select:", "index -4", "[2, 3]"],
+        || drop(select_window_copies(&x, -4)),
     );
     assert_panics_at("read_view", &["funcz: select", "index 7", "[2, 3]"], || {
         drop(read_view(&x, 7))

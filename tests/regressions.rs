@@ -2058,3 +2058,45 @@ fn regress_a_call_that_replaces_an_element_through_an_iterator_adaptor_leaves_th
         }
     }
 }
+
+// `select` windows written through the runtime's direct path (a window of
+// a root no one else holds, made without `Tensor::select`): negative
+// indices, a middle dimension of a 3-d root, a 1-d root's 0-d element, an
+// input and a local, in a loop and once.
+variants!(select_windows, select_windows_f, select_windows_fv; fn (x: &mut Tensor, y: &Tensor, n: i64) -> Tensor {
+    let b = y.mul(1.0);
+    for i in 0..n {
+        b.select(1, i).mul_(2.0);
+        x.select(0, -1 - i).add_(b.select(1, i).select(0, 1));
+    }
+    b.select(-1, -2).sub_(0.5);
+    let v = x.flatten();
+    v.select(0, 3).fill_(-7.0);
+    x.select(0, 0).select(0, 1).copy_(&b.select(0, 1).select(0, 0).select(0, 2));
+    b
+});
+
+#[test]
+fn select_windows_direct_path() {
+    // With a trace recording (as `check` runs them) windows take the
+    // traced path; without one, the direct path. Both against the original.
+    check(
+        "select_windows",
+        &[iota(&[3, 4]), iota(&[2, 3, 4])],
+        |v, x| {
+            let (a, b) = x.split_at_mut(1);
+            vec![[select_windows, select_windows_f, select_windows_fv][v](
+                &mut a[0], &b[0], 3,
+            )]
+        },
+    );
+    let y = iota(&[2, 3, 4]);
+    let run = |f: fn(&mut Tensor, &Tensor, i64) -> Tensor| {
+        let mut x = iota(&[3, 4]);
+        let out = f(&mut x, &y, 3);
+        (x.to_vec(), out.shape().to_vec(), out.to_vec())
+    };
+    let want = run(select_windows);
+    assert_eq!(run(select_windows_f), want, "views mode");
+    assert_eq!(run(select_windows_fv), want, "copies mode");
+}

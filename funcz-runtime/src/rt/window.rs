@@ -27,7 +27,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::tensor::{Tensor, fresh_id};
-use crate::view::shape::narrow_window;
+use crate::view::shape::{narrow_window, select_index};
 
 use super::Mode;
 use super::meta::ViewMeta;
@@ -377,6 +377,19 @@ fn build<'a, T: Element, B: Built<'a, T>>(
                 };
                 direct_narrow(root, rstate, d, e - s, offset)
             }
+            // (`select`, the window of a row loop, likewise.)
+            ViewMeta::Select(dim, index) => {
+                std::mem::forget(meta);
+                // An index inside the dimension is taken as it is; anything
+                // else gets `select`'s own wrapping and panics.
+                let (d, i) = match plain_index(&root.layout, dim, index) {
+                    Some(w) => w,
+                    None => select_index("select", &root.layout, dim, index),
+                };
+                // Row-major from offset 0 with an index inside its
+                // dimension: `i * stride` is an element of the buffer.
+                direct_select(root, rstate, d, i * root.layout.strides[d])
+            }
             _ => direct_window(root, rstate, mode, meta, false),
         },
         Some(true) => direct_window(root, rstate, mode, meta, true),
@@ -406,6 +419,45 @@ fn direct_narrow<'a, T: Element, B: Built<'a, T>>(
     };
     let kind = Kind::Direct;
     B::built(Window { view, kind }, root, rstate)
+}
+
+/// [`window`]'s direct `select` with no trace recording: the view of
+/// index `offset / stride` along `d` (dimension `d` removed) is made in the
+/// returned window, its layout set in place (what `Tensor::select`
+/// computes).
+#[inline(never)]
+fn direct_select<'a, T: Element, B: Built<'a, T>>(
+    root: &'a mut Tensor<T>,
+    rstate: &'a mut Tracked,
+    d: usize,
+    offset: usize,
+) -> B {
+    let mut shape = root.layout.shape;
+    shape.remove(d);
+    let mut strides = root.layout.strides;
+    strides.remove(d);
+    let view = Tensor {
+        storage: Arc::clone(&root.storage),
+        layout: Layout {
+            shape,
+            strides,
+            offset,
+        },
+        id: fresh_id(),
+    };
+    let kind = Kind::Direct;
+    B::built(Window { view, kind }, root, rstate)
+}
+
+/// `select(dim, index)`'s `(dim, index)` on `l` when `dim` and `index` are
+/// non-negative and the index lies inside dimension `dim` (what
+/// [`select_index`] returns then); `None` otherwise.
+#[inline(always)]
+fn plain_index(l: &Layout, dim: i64, index: i64) -> Option<(usize, usize)> {
+    let d = usize::try_from(dim).ok()?;
+    let size = *l.shape.get(d)?;
+    let i = usize::try_from(index).ok()?;
+    (i < size).then_some((d, i))
 }
 
 /// `narrow(dim, start, length)`'s `(dim, start, end)` on `l` when `dim`,
