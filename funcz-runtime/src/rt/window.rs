@@ -408,17 +408,12 @@ fn direct_narrow<'a, T: Element, B: Built<'a, T>>(
     n: usize,
     offset: usize,
 ) -> B {
-    let view = Tensor {
-        storage: Arc::clone(&root.storage),
-        layout: Layout {
-            shape: root.layout.shape.with(d, n),
-            strides: root.layout.strides,
-            offset,
-        },
-        id: fresh_id(),
+    let layout = Layout {
+        shape: root.layout.shape.with(d, n),
+        strides: root.layout.strides,
+        offset,
     };
-    let kind = Kind::Direct;
-    B::built(Window { view, kind }, root, rstate)
+    direct_view(root, rstate, layout)
 }
 
 /// [`window`]'s direct `select` with no trace recording: the view of
@@ -436,13 +431,28 @@ fn direct_select<'a, T: Element, B: Built<'a, T>>(
     shape.remove(d);
     let mut strides = root.layout.strides;
     strides.remove(d);
-    let view = Tensor {
-        storage: Arc::clone(&root.storage),
-        layout: Layout {
+    direct_view(
+        root,
+        rstate,
+        Layout {
             shape,
             strides,
             offset,
         },
+    )
+}
+
+/// The window of [`direct_narrow`] and [`direct_select`]: a view of
+/// `root`'s buffer laid out as `layout`, made in the returned window.
+#[inline(always)]
+fn direct_view<'a, T: Element, B: Built<'a, T>>(
+    root: &'a mut Tensor<T>,
+    rstate: &'a mut Tracked,
+    layout: Layout,
+) -> B {
+    let view = Tensor {
+        storage: Arc::clone(&root.storage),
+        layout,
         id: fresh_id(),
     };
     let kind = Kind::Direct;
